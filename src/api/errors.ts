@@ -1,0 +1,59 @@
+// One error type for every failed API call, with the API's error body when it sent one.
+
+export interface ApiErrorBody {
+  error_code?: string;
+  status_code?: number;
+  msg?: string;
+  details?: Record<string, unknown> & { operation_id?: string };
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly errorCode: string | undefined;
+  readonly apiMessage: string | undefined;
+  readonly details: ApiErrorBody['details'];
+  readonly operation: string;
+  readonly resourceId: string | undefined;
+  /** Set when no HTTP response arrived (connection refused, timeout, reset). */
+  readonly networkCode: string | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(init: {
+    status: number;
+    operation: string;
+    resourceId?: string | undefined;
+    body?: ApiErrorBody | undefined;
+    text?: string | undefined;
+    networkCode?: string | undefined;
+    retryAfterMs?: number | undefined;
+    cause?: unknown;
+  }) {
+    const what = init.resourceId ? `${init.operation} ${init.resourceId}` : init.operation;
+    const why = init.networkCode
+      ? `network error ${init.networkCode}`
+      : `HTTP ${init.status}${init.body?.error_code ? ` ${init.body.error_code}` : ''}: ${init.body?.msg ?? init.text ?? ''}`.trim();
+    super(`${what}: ${why}`, { cause: init.cause });
+    this.name = 'ApiError';
+    this.status = init.status;
+    this.errorCode = init.body?.error_code;
+    this.apiMessage = init.body?.msg ?? init.text;
+    this.details = init.body?.details;
+    this.operation = init.operation;
+    this.resourceId = init.resourceId;
+    this.networkCode = init.networkCode;
+    this.retryAfterMs = init.retryAfterMs;
+  }
+
+  get operationId(): string | undefined {
+    return this.details?.operation_id;
+  }
+}
+
+export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
+export const isNotFound = (e: unknown): boolean => isApiError(e) && e.status === 404;
+export const isRateLimited = (e: unknown): boolean => isApiError(e) && e.status === 429;
+/** 4xx other than 408/409/429 means the request itself is wrong: retrying cannot help. */
+export const isRetryable = (e: unknown): boolean =>
+  isApiError(e) && (e.networkCode !== undefined || e.status >= 500 || e.status === 429 || e.status === 408);
+export const isInvalidRequest = (e: unknown): boolean =>
+  isApiError(e) && e.status >= 400 && e.status < 500 && !isRetryable(e) && e.status !== 404;

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { RESTRICTION_TYPES, RULE_ACTIONS } from '../limits.ts';
+import { isCidr } from '../rules.ts';
+import { code, idOf, Ref, resourceIn, resourceOut } from './common.ts';
+
+const Cidr = z.string().refine(isCidr, {
+  message: 'must be an IPv4 or IPv6 address or range in CIDR notation',
+  ...code('ERR_INVALID_CIDR'),
+});
+
+export const IPPolicy = z.object({ ...resourceOut });
+export const IPPolicyCreate = z.strictObject({ ...resourceIn });
+export const IPPolicyUpdate = z.strictObject({ ...resourceIn });
+
+export const IPPolicyRule = z.object({
+  ...resourceOut,
+  cidr: z.string(),
+  ip_policy: Ref,
+  action: z.enum(RULE_ACTIONS),
+});
+export const IPPolicyRuleCreate = z.strictObject({
+  ...resourceIn,
+  cidr: Cidr,
+  ip_policy_id: idOf('ipPolicy'),
+  action: z.enum(RULE_ACTIONS),
+});
+export const IPPolicyRuleUpdate = z.strictObject({ ...resourceIn, cidr: Cidr.optional() });
+
+export const IPRestriction = z.object({
+  ...resourceOut,
+  enforced: z.boolean(),
+  type: z.enum(RESTRICTION_TYPES),
+  ip_policies: z.array(Ref),
+});
+const PolicyIds = z.array(idOf('ipPolicy')).min(1, { message: 'must name at least one IP policy' });
+export const IPRestrictionCreate = z.strictObject({
+  ...resourceIn,
+  enforced: z.boolean().optional(),
+  type: z.enum(RESTRICTION_TYPES),
+  ip_policy_ids: PolicyIds,
+});
+export const IPRestrictionUpdate = z.strictObject({
+  ...resourceIn,
+  enforced: z.boolean().optional(),
+  ip_policy_ids: PolicyIds.optional(),
+});
+
+export type IPPolicy = z.infer<typeof IPPolicy>;
+export type IPPolicyRule = z.infer<typeof IPPolicyRule>;
+export type IPRestriction = z.infer<typeof IPRestriction>;

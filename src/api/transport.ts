@@ -1,0 +1,225 @@
+// HTTP transport: auth and version headers, timeouts, retries with full-jitter backoff,
+// Retry-After, the rate limiter and the per-call hook. It knows no resource.
+import { createRequire } from 'node:module';
+import { Agent, type Dispatcher, request } from 'undici';
+import { ApiError, type ApiErrorBody } from './errors.ts';
+import type { Method } from './operations.ts';
+import { TokenBucket } from './rate-limiter.ts';
+
+const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
+export const USER_AGENT = `edge-operator/${pkg.version} (node ${process.versions.node})`;
+export const SERVICE_VERSION = '2';
+
+export interface CallEvent {
+  operation: string;
+  method: Method;
+  /** HTTP status, or 0 when no response arrived. */
+  status: number;
+  durationMs: number;
+  attempt: number;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** undici dispatcher; tests pass a MockAgent. */
+  dispatcher?: Dispatcher;
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+  retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; maxRetryAfterMs?: number };
+  /** Requests per minute allowed by the account (default 120); Infinity disables. */
+  rateLimitPerMinute?: number;
+  rateLimiter?: TokenBucket;
+  onCall?: (event: CallEvent) => void;
+  /** Called before sleeping for a retry; the operator counts throttling with it. */
+  onRetry?: (event: CallEvent & { delayMs: number; reason: string }) => void;
+  userAgent?: string;
+  random?: () => number;
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface RequestSpec {
+  operation: string;
+  method: Method;
+  /** Path below the base URL, or an absolute URL of the same origin (paging). */
+  path: string;
+  body?: unknown;
+  /** A resource-creating POST: retried only when the request provably never left. */
+  creates?: boolean;
+  resourceId?: string;
+  signal?: AbortSignal;
+}
+
+/** Network failures where the request provably never reached the server. */
+const NEVER_SENT = new Set([
+  'ECONNREFUSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+]);
+
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(v)) return Math.round(Number(v) * 1000);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+const networkCodeOf = (err: unknown): string => {
+  const e = err as { code?: string; cause?: { code?: string }; name?: string };
+  return e?.code ?? e?.cause?.code ?? e?.name ?? 'UNKNOWN';
+};
+
+const defaultSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
+  });
+
+export class Transport {
+  readonly baseUrl: URL;
+  private readonly apiKey: string;
+  private readonly dispatcher: Dispatcher;
+  private readonly headersMs: number;
+  private readonly bodyMs: number;
+  private readonly maxAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly maxRetryAfterMs: number;
+  readonly limiter: TokenBucket;
+  private readonly opts: TransportOptions;
+
+  constructor(opts: TransportOptions) {
+    this.opts = opts;
+    this.baseUrl = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
+    this.apiKey = opts.apiKey;
+    const t = opts.timeouts ?? {};
+    this.headersMs = t.headersMs ?? 30_000;
+    this.bodyMs = t.bodyMs ?? 30_000;
+    this.dispatcher =
+      opts.dispatcher ?? new Agent({ connect: { timeout: t.connectMs ?? 10_000 }, keepAliveTimeout: 30_000 });
+    const r = opts.retry ?? {};
+    this.maxAttempts = r.maxAttempts ?? 5;
+    this.baseDelayMs = r.baseDelayMs ?? 250;
+    this.maxDelayMs = r.maxDelayMs ?? 15_000;
+    this.maxRetryAfterMs = r.maxRetryAfterMs ?? 60_000;
+    this.limiter = opts.rateLimiter ?? new TokenBucket({ perMinute: opts.rateLimitPerMinute ?? 120 });
+  }
+
+  url(path: string): URL {
+    if (/^https?:\/\//.test(path)) {
+      const u = new URL(path);
+      // Never send the API key to another origin, whatever a next_page_uri says.
+      if (u.origin !== this.baseUrl.origin)
+        throw new Error(`refusing to follow ${u.origin}: not the API origin`);
+      return u;
+    }
+    return new URL(path.replace(/^\//, ''), this.baseUrl);
+  }
+
+  private backoff(attempt: number): number {
+    const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (attempt - 1));
+    return Math.floor((this.opts.random ?? Math.random)() * cap);
+  }
+
+  async request<T = unknown>(spec: RequestSpec): Promise<{ status: number; body: T | undefined }> {
+    const url = this.url(spec.path);
+    const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const sleep = this.opts.sleep ?? defaultSleep;
+    for (let attempt = 1; ; attempt++) {
+      await this.limiter.take();
+      const started = performance.now();
+      const event = (status: number): CallEvent => ({
+        operation: spec.operation,
+        method: spec.method,
+        status,
+        durationMs: performance.now() - started,
+        attempt,
+      });
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(url, {
+          method: spec.method,
+          dispatcher: this.dispatcher,
+          headersTimeout: this.headersMs,
+          bodyTimeout: this.bodyMs,
+          signal: spec.signal,
+          headers: {
+            authorization: `Bearer ${this.apiKey}`,
+            'service-version': SERVICE_VERSION,
+            'user-agent': this.opts.userAgent ?? USER_AGENT,
+            accept: 'application/json',
+            ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+          },
+          body: payload,
+        });
+      } catch (err) {
+        if (spec.signal?.aborted) throw err;
+        const networkCode = networkCodeOf(err);
+        this.opts.onCall?.(event(0));
+        const mayRetry = !spec.creates || NEVER_SENT.has(networkCode);
+        if (mayRetry && attempt < this.maxAttempts) {
+          const delayMs = this.backoff(attempt);
+          this.opts.onRetry?.({ ...event(0), delayMs, reason: networkCode });
+          await sleep(delayMs, spec.signal);
+          continue;
+        }
+        throw new ApiError({
+          status: 0,
+          operation: spec.operation,
+          resourceId: spec.resourceId,
+          networkCode,
+          cause: err,
+        });
+      }
+
+      const text = await res.body.text().catch(() => '');
+      this.opts.onCall?.(event(res.statusCode));
+      if (res.statusCode >= 200 && res.statusCode < 300) {
+        return { status: res.statusCode, body: text ? (JSON.parse(text) as T) : undefined };
+      }
+
+      let body: ApiErrorBody | undefined;
+      try {
+        const parsed = JSON.parse(text) as unknown;
+        if (parsed && typeof parsed === 'object') body = parsed as ApiErrorBody;
+      } catch {
+        body = undefined;
+      }
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
+      const error = new ApiError({
+        status: res.statusCode,
+        operation: spec.operation,
+        resourceId: spec.resourceId,
+        body,
+        text: body ? undefined : text.slice(0, 200),
+        retryAfterMs,
+      });
+      // A 429 was refused before any work was done: safe to retry even a create.
+      const retryable =
+        res.statusCode === 429 || (res.statusCode >= 500 && !spec.creates && spec.method !== 'POST');
+      if (!retryable || attempt >= this.maxAttempts) throw error;
+      let delayMs = this.backoff(attempt);
+      if (res.statusCode === 429 && retryAfterMs !== undefined) {
+        if (retryAfterMs > this.maxRetryAfterMs) throw error;
+        delayMs = Math.max(delayMs, retryAfterMs);
+      }
+      this.opts.onRetry?.({ ...event(res.statusCode), delayMs, reason: `HTTP ${res.statusCode}` });
+      await sleep(delayMs, spec.signal);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.opts.dispatcher) await this.dispatcher.close();
+  }
+}

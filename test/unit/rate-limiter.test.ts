@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { TokenBucket } from '../../src/api/rate-limiter.ts';
+
+function fakeClock() {
+  let now = 0;
+  return {
+    now: () => now,
+    sleep: async (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe('token bucket', () => {
+  it('keeps any 60-second window within the account limit of 120 requests', async () => {
+    const clock = fakeClock();
+    const bucket = new TokenBucket({ perMinute: 120, ...clock });
+    const times: number[] = [];
+    for (let i = 0; i < 400; i++) {
+      await bucket.take();
+      times.push(clock.now());
+    }
+    for (let i = 0; i < times.length; i++) {
+      const inWindow = times.filter((t) => t >= times[i]! && t < times[i]! + 60_000).length;
+      expect(inWindow).toBeLessThanOrEqual(120);
+    }
+    // and it is not needlessly slow: 400 requests take under 4 minutes
+    expect(clock.now()).toBeLessThan(240_000);
+  });
+
+  it('serves waiting callers in order', async () => {
+    const clock = fakeClock();
+    const bucket = new TokenBucket({ perMinute: 60, burstFraction: 1 / 60, ...clock });
+    const order: number[] = [];
+    await Promise.all([1, 2, 3, 4].map((n) => bucket.take().then(() => order.push(n))));
+    expect(order).toEqual([1, 2, 3, 4]);
+  });
+
+  it('does nothing when disabled', async () => {
+    const bucket = new TokenBucket({ perMinute: Infinity });
+    for (let i = 0; i < 1000; i++) await bucket.take();
+    expect(bucket.waitedMs).toBe(0);
+  });
+});

@@ -1,0 +1,219 @@
+import { errors, MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
+import { ApiError, isNotFound, isRateLimited, isRetryable } from '../../src/api/errors.ts';
+import { type CallEvent, parseRetryAfter } from '../../src/api/transport.ts';
+
+const ORIGIN = 'http://api.test';
+const rule = {
+  id: 'ipr_1',
+  uri: `${ORIGIN}/ip_policy_rules/ipr_1`,
+  created_at: '2026-01-01T00:00:00Z',
+  cidr: '10.0.0.0/8',
+  action: 'allow',
+  ip_policy: { id: 'ipp_1', uri: `${ORIGIN}/ip_policies/ipp_1` },
+};
+const created = { ip_policy_id: 'ipp_1', cidr: '10.0.0.0/8', action: 'allow' as const };
+
+let agent: MockAgent;
+let client: EdgeClient;
+let sleeps: number[];
+let calls: CallEvent[];
+
+function connRefused() {
+  return Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
+}
+
+beforeEach(() => {
+  agent = new MockAgent();
+  agent.disableNetConnect();
+  sleeps = [];
+  calls = [];
+  client = createClient({
+    baseUrl: ORIGIN,
+    apiKey: 'secret-key',
+    dispatcher: agent,
+    rateLimitPerMinute: Infinity,
+    random: () => 0.5,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+    onCall: (e) => calls.push(e),
+  });
+});
+afterEach(async () => {
+  await agent.close();
+});
+
+describe('transport', () => {
+  it('sends the bearer key, the version header, a user agent and a JSON body', async () => {
+    let seen: Record<string, string> = {};
+    let sentBody = '';
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ip_policy_rules', method: 'POST' })
+      .reply((opts) => {
+        seen = opts.headers as Record<string, string>;
+        sentBody = String(opts.body);
+        return { statusCode: 201, data: rule };
+      });
+    const out = await client.ipPolicyRules.create(created);
+    expect(out.id).toBe('ipr_1');
+    expect(seen.authorization).toBe('Bearer secret-key');
+    expect(seen['service-version']).toBe('2');
+    expect(seen['user-agent']).toMatch(/^edge-operator\/\d+\.\d+\.\d+/);
+    expect(seen['content-type']).toBe('application/json');
+    expect(JSON.parse(sentBody)).toEqual(created);
+    expect(calls).toEqual([
+      expect.objectContaining({ operation: 'ipPolicyRules.create', status: 201, attempt: 1 }),
+    ]);
+  });
+
+  it('retries a GET on 503 with backoff and returns the eventual answer', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(503, { msg: 'busy' }).times(2);
+    pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(200, rule);
+    const out = await client.ipPolicyRules.get('ipr_1');
+    expect(out.cidr).toBe('10.0.0.0/8');
+    expect(calls.map((c) => c.status)).toEqual([503, 503, 200]);
+    // full jitter with random()=0.5: half of 250ms, then half of 500ms
+    expect(sleeps).toEqual([125, 250]);
+  });
+
+  it('never retries a create after a timeout: the server may have acted on it', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ip_policy_rules', method: 'POST' })
+      .replyWithError(new errors.HeadersTimeoutError());
+    const err = await client.ipPolicyRules.create(created).catch((e) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err.networkCode).toBe('UND_ERR_HEADERS_TIMEOUT');
+    expect(calls).toHaveLength(1);
+    expect(isRetryable(err)).toBe(true);
+  });
+
+  it('never retries a create on a 5xx', async () => {
+    agent.get(ORIGIN).intercept({ path: '/ip_policy_rules', method: 'POST' }).reply(502, 'bad gateway');
+    const err = await client.ipPolicyRules.create(created).catch((e) => e);
+    expect(err.status).toBe(502);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('retries a PATCH after a timeout (idempotent)', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policy_rules/ipr_1', method: 'PATCH' })
+      .replyWithError(new errors.HeadersTimeoutError());
+    pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'PATCH' }).reply(200, rule);
+    await client.ipPolicyRules.update('ipr_1', { cidr: '10.0.0.0/8' });
+    expect(calls.map((c) => c.status)).toEqual([0, 200]);
+  });
+
+  it('retries a create when the connection was refused (it never left)', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/ip_policy_rules', method: 'POST' }).replyWithError(connRefused());
+    pool.intercept({ path: '/ip_policy_rules', method: 'POST' }).reply(201, rule);
+    const out = await client.ipPolicyRules.create(created);
+    expect(out.id).toBe('ipr_1');
+    expect(calls.map((c) => c.status)).toEqual([0, 201]);
+  });
+
+  it('retries a create on 429 and waits the Retry-After seconds', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policy_rules', method: 'POST' })
+      .reply(429, { error_code: 'ERR_RATE_LIMITED', msg: 'slow down' }, { headers: { 'retry-after': '3' } });
+    pool.intercept({ path: '/ip_policy_rules', method: 'POST' }).reply(201, rule);
+    await client.ipPolicyRules.create(created);
+    expect(sleeps).toEqual([3000]);
+  });
+
+  it('understands Retry-After as an HTTP date', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:07 GMT', now)).toBe(7000);
+    expect(parseRetryAfter('2', now)).toBe(2000);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+  });
+
+  it('gives up when Retry-After is longer than the allowed wait, keeping the delay for the caller', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' })
+      .reply(429, { msg: 'quota' }, { headers: { 'retry-after': '600' } });
+    const err = await client.ipPolicyRules.get('ipr_1').catch((e) => e);
+    expect(isRateLimited(err)).toBe(true);
+    expect(err.retryAfterMs).toBe(600_000);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('parses the API error body, and still reports a status for a non-JSON body', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/ip_policy_rules/ipr_2', method: 'GET' }).reply(404, {
+      error_code: 'ERR_NOT_FOUND',
+      status_code: 404,
+      msg: 'ip policy rule ipr_2 not found',
+      details: { operation_id: 'op_abc' },
+    });
+    const e1 = await client.ipPolicyRules.get('ipr_2').catch((e) => e);
+    expect(isNotFound(e1)).toBe(true);
+    expect(e1.errorCode).toBe('ERR_NOT_FOUND');
+    expect(e1.operationId).toBe('op_abc');
+    expect(e1.resourceId).toBe('ipr_2');
+    expect(e1.operation).toBe('ipPolicyRules.get');
+    expect(e1.message).toContain('ip policy rule ipr_2 not found');
+
+    pool.intercept({ path: '/ip_policy_rules/ipr_3', method: 'DELETE' }).reply(400, '<html>oops</html>');
+    const e2 = await client.ipPolicyRules.delete('ipr_3').catch((e) => e);
+    expect(e2).toBeInstanceOf(ApiError);
+    expect(e2.status).toBe(400);
+    expect(e2.errorCode).toBeUndefined();
+    expect(e2.apiMessage).toContain('oops');
+  });
+
+  it('follows next_page_uri across pages', async () => {
+    const pool = agent.get(ORIGIN);
+    const r = (id: string) => ({ ...rule, id });
+    pool.intercept({ path: '/ip_policy_rules?limit=2', method: 'GET' }).reply(200, {
+      ip_policy_rules: [r('ipr_a'), r('ipr_b')],
+      uri: `${ORIGIN}/ip_policy_rules`,
+      next_page_uri: `${ORIGIN}/ip_policy_rules?limit=2&before_id=ipr_b`,
+    });
+    pool.intercept({ path: '/ip_policy_rules?limit=2&before_id=ipr_b', method: 'GET' }).reply(200, {
+      ip_policy_rules: [r('ipr_c')],
+      uri: `${ORIGIN}/ip_policy_rules`,
+      next_page_uri: null,
+    });
+    const all = await collect(client.ipPolicyRules.list({ limit: 2 }));
+    expect(all.map((x) => x.id)).toEqual(['ipr_a', 'ipr_b', 'ipr_c']);
+  });
+
+  it('refuses to send the API key to a next_page_uri on another origin', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/tunnels?limit=100', method: 'GET' })
+      .reply(200, {
+        tunnels: [],
+        uri: `${ORIGIN}/tunnels`,
+        next_page_uri: 'http://evil.test/tunnels?before_id=x',
+      });
+    await expect(collect(client.tunnels.list())).rejects.toThrow(/not the API origin/);
+  });
+
+  it('tolerates unknown response fields and rejects responses missing required ones', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' })
+      .reply(200, { ...rule, future_field: 1 });
+    await expect(client.ipPolicyRules.get('ipr_1')).resolves.toMatchObject({ id: 'ipr_1' });
+    pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(200, { id: 'ipr_1' });
+    await expect(client.ipPolicyRules.get('ipr_1')).rejects.toMatchObject({
+      errorCode: 'ERR_CLIENT_INVALID_RESPONSE',
+    });
+  });
+
+  it('treats a 204 as an empty answer for deletes and agent commands', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/tunnel_sessions/ts_1/restart', method: 'POST', body: '{}' }).reply(204, '');
+    await expect(client.tunnelSessions.restart('ts_1', {})).resolves.toBeUndefined();
+  });
+});
