@@ -25,14 +25,13 @@ type PathArgs<P extends string> = P extends `${string}{${string}}${infer Rest}`
   : [];
 type Out<R> = R extends z.ZodType ? z.output<R> : undefined;
 
-export type Bound<T> =
-  T extends ListDef<infer P, string, infer I>
-    ? (...args: [...PathArgs<P>, ListOptions?]) => AsyncIterable<z.output<I>>
-    : T extends OpDef<infer P, infer B, infer R>
-      ? B extends z.ZodType
-        ? (...args: [...PathArgs<P>, z.input<B>, CallOptions?]) => Promise<Out<R>>
-        : (...args: [...PathArgs<P>, CallOptions?]) => Promise<Out<R>>
-      : { [K in keyof T]: Bound<T[K]> };
+export type Bound<T> = T extends { kind: 'list'; path: infer P extends string; item: infer I }
+  ? (...args: [...PathArgs<P>, ListOptions?]) => AsyncIterable<Out<I>>
+  : T extends { kind: 'op'; path: infer P extends string; body: infer B; response: infer R }
+    ? B extends z.ZodType
+      ? (...args: [...PathArgs<P>, z.input<B>, CallOptions?]) => Promise<Out<R>>
+      : (...args: [...PathArgs<P>, CallOptions?]) => Promise<Out<R>>
+    : { [K in keyof T]: Bound<T[K]> };
 
 export type EdgeClient = Bound<Operations> & { readonly transport: Transport; close(): Promise<void> };
 
