@@ -1,0 +1,70 @@
+import { readFileSync } from 'node:fs';
+import { Command, Option } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { AgentsFile } from '../../emulator/agents.ts';
+import { type ApiKey, DEFAULT_API_KEY, startEmulator } from '../../emulator/server.ts';
+
+/** KEY, KEY:OWNER or KEY:OWNER:admin */
+function parseKey(spec: string): ApiKey {
+  const [key, ownerId = 'usr_emulator', flag] = spec.split(':');
+  if (!key) throw new Error(`--api-key ${spec}: empty key`);
+  return { key, ownerId, admin: flag === 'admin' || ownerId === 'usr_emulator' };
+}
+
+export function emulatorCommand(): Command {
+  return new Command('emulator')
+    .description('Run a local emulator of the Edge and Tunnel Management API')
+    .addOption(
+      new Option('--host <host>', 'address to listen on').default('127.0.0.1').env('EDGE_EMULATOR_HOST'),
+    )
+    .addOption(
+      new Option('--port <port>', 'port to listen on (0: any free port)')
+        .default('8787')
+        .env('EDGE_EMULATOR_PORT'),
+    )
+    .option(
+      '--api-key <key>',
+      `accepted API key as KEY, KEY:OWNER_ID or KEY:OWNER_ID:admin (repeatable; default ${DEFAULT_API_KEY})`,
+      (v: string, prev: string[]) => prev.concat(v),
+      [] as string[],
+    )
+    .addOption(
+      new Option(
+        '--admin-key <key>',
+        'key for the /_emulator admin endpoints (default: the first API key)',
+      ).env('EDGE_EMULATOR_ADMIN_KEY'),
+    )
+    .addOption(
+      new Option(
+        '--data-file <path>',
+        'keep state in this file; every acknowledged write survives kill -9',
+      ).env('EDGE_EMULATOR_DATA_FILE'),
+    )
+    .option('--agents <file>', 'YAML or JSON file of simulated agents ({agents: [...]})')
+    .option('--faults <json>', 'fault injection as JSON, e.g. {"errorRate":0.2,"seed":7}')
+    .option('--log', 'log every request (JSON)')
+    .action(async (o) => {
+      const agents = o.agents ? AgentsFile.parse(parseYaml(readFileSync(o.agents, 'utf8'))).agents : [];
+      const emu = await startEmulator({
+        host: o.host,
+        port: Number(o.port),
+        apiKeys: (o.apiKey as string[]).map(parseKey),
+        adminKey: o.adminKey,
+        dataFile: o.dataFile,
+        agents,
+        faults: o.faults ? JSON.parse(o.faults) : undefined,
+        logger: !!o.log,
+      });
+      process.stdout.write(
+        `emulator listening on ${emu.url}\n  EDGE_API_URL=${emu.url}\n  API key: ${emu.apiKey === DEFAULT_API_KEY ? DEFAULT_API_KEY : '(as given)'}\n` +
+          `  agents: ${agents.length}${o.dataFile ? `\n  data file: ${o.dataFile}` : ''}\n`,
+      );
+      const stop = async (signal: string) => {
+        process.stdout.write(`emulator: ${signal}, stopping\n`);
+        await emu.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void stop('SIGINT'));
+      process.once('SIGTERM', () => void stop('SIGTERM'));
+    });
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+import { USER_AGENT } from '../api/transport.ts';
+import { emulatorCommand } from './commands/emulator.ts';
+
+const program = new Command('edgectl')
+  .description(
+    'Edge Operator: the operator, the API emulator, and agent sessions and tunnels at the terminal',
+  )
+  .version(USER_AGENT)
+  .showHelpAfterError()
+  .addCommand(emulatorCommand());
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,80 @@
+// Fault injection, off by default and seeded so a run can be repeated.
+import { z } from 'zod';
+
+export const FaultConfig = z.strictObject({
+  /** Fraction of API requests answered 500/502/503 before any work is done. */
+  errorRate: z.number().min(0).max(1).default(0),
+  errorStatuses: z.array(z.union([z.literal(500), z.literal(502), z.literal(503)])).default([500, 502, 503]),
+  /** Fraction answered 429 with Retry-After. */
+  rateLimitRate: z.number().min(0).max(1).default(0),
+  retryAfterSeconds: z.number().int().min(0).default(1),
+  /** Fraction of requests whose connection is dropped after the work was done (the response is lost). */
+  dropRate: z.number().min(0).max(1).default(0),
+  /** Added latency: a uniform delay in [0, latencyMs]. */
+  latencyMs: z.number().int().min(0).default(0),
+  /** Only paths matching this regular expression are affected (default: all API paths). */
+  pathPattern: z.string().optional(),
+  /** Only these methods are affected (default: all). */
+  methods: z.array(z.string()).optional(),
+  seed: z.number().int().default(1),
+});
+export type FaultConfig = z.infer<typeof FaultConfig>;
+
+/** mulberry32: small, fast, seeded. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+export type FaultDecision =
+  | { kind: 'none' }
+  | { kind: 'error'; status: number }
+  | { kind: 'rate-limit'; retryAfter: number };
+
+export class Faults {
+  config: FaultConfig = FaultConfig.parse({});
+  private rand = seeded(1);
+  private pattern: RegExp | undefined;
+
+  set(input: unknown): FaultConfig {
+    this.config = FaultConfig.parse(input);
+    this.rand = seeded(this.config.seed);
+    this.pattern = this.config.pathPattern ? new RegExp(this.config.pathPattern) : undefined;
+    return this.config;
+  }
+
+  private applies(method: string, path: string): boolean {
+    if (this.pattern && !this.pattern.test(path)) return false;
+    return !this.config.methods || this.config.methods.includes(method);
+  }
+
+  latency(method: string, path: string): number {
+    return this.config.latencyMs && this.applies(method, path)
+      ? Math.floor(this.rand() * this.config.latencyMs)
+      : 0;
+  }
+
+  before(method: string, path: string): FaultDecision {
+    const c = this.config;
+    if (!this.applies(method, path)) return { kind: 'none' };
+    if (c.errorRate && this.rand() < c.errorRate) {
+      return {
+        kind: 'error',
+        status: c.errorStatuses[Math.floor(this.rand() * c.errorStatuses.length)] ?? 503,
+      };
+    }
+    if (c.rateLimitRate && this.rand() < c.rateLimitRate)
+      return { kind: 'rate-limit', retryAfter: c.retryAfterSeconds };
+    return { kind: 'none' };
+  }
+
+  dropAfter(method: string, path: string): boolean {
+    return !!this.config.dropRate && this.applies(method, path) && this.rand() < this.config.dropRate;
+  }
+}

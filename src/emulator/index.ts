@@ -1,0 +1,9 @@
+export { AgentSpec, AgentsFile } from './agents.ts';
+export { FaultConfig } from './faults.ts';
+export {
+  type ApiKey,
+  DEFAULT_API_KEY,
+  type Emulator,
+  type EmulatorOptions,
+  startEmulator,
+} from './server.ts';

@@ -1,0 +1,299 @@
+// The emulator's HTTP face: Fastify, one route per entry of the operations table, the
+// wire schemas as the only validation, and every error in the API's one body shape.
+import { setTimeout as delay } from 'node:timers/promises';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { type AnyOp, flattenOperations, pathParams } from '../api/operations.ts';
+import { AgentSpec, addAgent, agentHandlers, removeAgent } from './agents.ts';
+import type { Caller, Ctx } from './context.ts';
+import { EmulatorError, errorBody } from './errors.ts';
+import { FaultConfig, Faults } from './faults.ts';
+import { type Handler, resourceHandlers } from './resources.ts';
+import { Store } from './store.ts';
+import { zodToApiError } from './validation.ts';
+
+export interface ApiKey {
+  key: string;
+  ownerId: string;
+  admin: boolean;
+}
+
+export interface EmulatorOptions {
+  host?: string;
+  port?: number;
+  /** API keys; a plain string is a key owned by usr_emulator with admin rights. */
+  apiKeys?: (ApiKey | string)[];
+  /** Key for /_emulator/* (agents, faults, state); defaults to the first API key. */
+  adminKey?: string;
+  dataFile?: string;
+  agents?: unknown[];
+  faults?: unknown;
+  /** Request body limit in bytes (413 above it). */
+  bodyLimit?: number;
+  logger?: boolean;
+  now?: () => number;
+}
+
+export interface Emulator {
+  url: string;
+  apiKey: string;
+  adminKey: string;
+  app: FastifyInstance;
+  store: Store;
+  faults: Faults;
+  /** Moves the emulator's clock forward (agent update timings). */
+  advanceClock(ms: number): void;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_API_KEY = 'emulator-key';
+const SUPPORTED_VERSION = '2';
+
+const toFastifyPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
+const pathRegex = (p: string) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}/?$`);
+
+export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
+  const keys: ApiKey[] = (opts.apiKeys?.length ? opts.apiKeys : [DEFAULT_API_KEY]).map((k) =>
+    typeof k === 'string' ? { key: k, ownerId: 'usr_emulator', admin: true } : k,
+  );
+  const adminKey = opts.adminKey ?? keys[0]!.key;
+  const store = new Store(opts.dataFile);
+  const faults = new Faults();
+  if (opts.faults) faults.set(opts.faults);
+  let clockOffset = 0;
+  const now = () => (opts.now ?? Date.now)() + clockOffset;
+  let origin = '';
+
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    bodyLimit: opts.bodyLimit ?? 256 * 1024,
+    routerOptions: { ignoreTrailingSlash: true },
+  });
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    if (body === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(body as string));
+    } catch {
+      done(new EmulatorError(400, 'ERR_INVALID_JSON', 'the request body is not valid JSON'), undefined);
+    }
+  });
+
+  const send = (reply: FastifyReply, err: EmulatorError) => {
+    reply.code(err.status).headers(err.headers).send(err.body());
+  };
+  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, _req, reply) => {
+    if (err instanceof EmulatorError) return send(reply, err);
+    const status = err.statusCode ?? 500;
+    if (status === 413)
+      return send(reply, new EmulatorError(413, 'ERR_BODY_TOO_LARGE', 'the request body is too large'));
+    if (status === 415) {
+      return send(
+        reply,
+        new EmulatorError(415, 'ERR_UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json'),
+      );
+    }
+    if (status < 500) return send(reply, new EmulatorError(status, 'ERR_BAD_REQUEST', err.message));
+    app.log.error(err);
+    return send(reply, new EmulatorError(500, 'ERR_INTERNAL', 'internal error'));
+  });
+
+  const table = flattenOperations();
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const allowed = table.filter(([, d]) => pathRegex(d.path).test(path)).map(([, d]) => d.method);
+    if (allowed.length) {
+      reply.header('allow', [...new Set(allowed)].join(', '));
+      return send(
+        reply,
+        new EmulatorError(405, 'ERR_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`),
+      );
+    }
+    return send(reply, new EmulatorError(404, 'ERR_NOT_FOUND', `no such path ${path}`));
+  });
+
+  const authenticate = (req: FastifyRequest): Caller => {
+    const auth = req.headers.authorization;
+    const m = auth ? /^Bearer (.+)$/.exec(auth) : null;
+    if (!m)
+      throw new EmulatorError(401, 'ERR_UNAUTHORIZED', 'missing Authorization: Bearer <API key> header');
+    const key = keys.find((k) => k.key === m[1]);
+    if (!key) throw new EmulatorError(403, 'ERR_FORBIDDEN', 'the API key is not valid');
+    const version = req.headers['service-version'] ?? req.headers['ngrok-version'];
+    if (version !== SUPPORTED_VERSION) {
+      throw new EmulatorError(
+        400,
+        'ERR_UNSUPPORTED_VERSION',
+        version === undefined
+          ? 'missing Service-Version header: send Service-Version: 2'
+          : `Service-Version ${String(version)} is not supported: send Service-Version: 2`,
+      );
+    }
+    return { ownerId: key.ownerId, admin: key.admin };
+  };
+
+  const handlers: Record<string, Handler> = { ...resourceHandlers(), ...agentHandlers() };
+  for (const [name, def] of table) {
+    const handler = handlers[name];
+    if (!handler) throw new Error(`emulator: no handler for operation ${name}`);
+    app.route({
+      method: def.method,
+      url: toFastifyPath(def.path),
+      handler: async (req, reply) => {
+        const path = req.url.split('?')[0]!;
+        const caller = authenticate(req);
+        const wait = faults.latency(req.method, path);
+        if (wait) await delay(wait);
+        const fault = faults.before(req.method, path);
+        if (fault.kind === 'error')
+          throw new EmulatorError(fault.status, 'ERR_INJECTED', `injected fault: HTTP ${fault.status}`);
+        if (fault.kind === 'rate-limit') {
+          throw new EmulatorError(429, 'ERR_RATE_LIMITED', 'too many requests', {
+            'retry-after': String(fault.retryAfter),
+          });
+        }
+        const body = parseBody(def, req.body);
+        const query = parseQuery(def, req.query as Record<string, string>);
+        const ctx: Ctx = { store, origin, caller, now };
+        const params = req.params as Record<string, string>;
+        for (const p of pathParams(def.path)) params[p] = decodeURIComponent(params[p] ?? '');
+        const result = await handler(ctx, params, body, query);
+        if (faults.dropAfter(req.method, path)) {
+          reply.hijack();
+          req.raw.socket.destroy();
+          return;
+        }
+        reply.code(result.status);
+        return result.status === 204 ? reply.send() : reply.send(result.body);
+      },
+    });
+  }
+
+  registerAdmin(app, {
+    adminKey,
+    store,
+    faults,
+    ctx: () => ({ store, origin, caller: { ownerId: keys[0]!.ownerId, admin: true }, now }),
+    advance: (ms) => {
+      clockOffset += ms;
+    },
+  });
+
+  const address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  origin = address.replace('[::1]', 'localhost');
+  const baseCtx = (): Ctx => ({ store, origin, caller: { ownerId: keys[0]!.ownerId, admin: true }, now });
+  for (const a of opts.agents ?? []) addAgent(baseCtx(), a);
+
+  return {
+    url: origin,
+    apiKey: keys[0]!.key,
+    adminKey,
+    app,
+    store,
+    faults,
+    advanceClock: (ms) => {
+      clockOffset += ms;
+    },
+    close: async () => {
+      await app.close();
+      store.close();
+    },
+  };
+}
+
+function parseBody(def: AnyOp, raw: unknown): Record<string, unknown> {
+  if (def.kind !== 'op' || !def.body) return {};
+  const input = raw === undefined ? {} : raw;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new EmulatorError(400, 'ERR_INVALID_BODY', 'the request body must be a JSON object');
+  }
+  const r = (def.body as z.ZodType).safeParse(input);
+  if (!r.success) throw zodToApiError(r.error);
+  return r.data as Record<string, unknown>;
+}
+
+function parseQuery(def: AnyOp, q: Record<string, string>): Record<string, string> {
+  if (def.kind !== 'list') return {};
+  if (q.limit !== undefined && !/^([1-9]\d?|100)$/.test(q.limit)) {
+    throw new EmulatorError(400, 'ERR_INVALID_LIMIT', 'limit: must be an integer from 1 to 100');
+  }
+  if (q.before_id !== undefined && !/^[a-z]+_[A-Za-z0-9]+$/.test(q.before_id)) {
+    throw new EmulatorError(400, 'ERR_INVALID_ID', 'before_id: must be a resource id');
+  }
+  return q;
+}
+
+function registerAdmin(
+  app: FastifyInstance,
+  o: { adminKey: string; store: Store; faults: Faults; ctx: () => Ctx; advance: (ms: number) => void },
+) {
+  app.register(
+    async (admin) => {
+      admin.addHook('onRequest', async (req) => {
+        if (req.headers.authorization !== `Bearer ${o.adminKey}`) {
+          throw new EmulatorError(401, 'ERR_UNAUTHORIZED', 'the emulator admin endpoints need the admin key');
+        }
+      });
+      admin.get('/state', async () => {
+        const out: Record<string, unknown[]> = {};
+        for (const c of [
+          'ipPolicies',
+          'ipPolicyRules',
+          'ipRestrictions',
+          'tunnelGroupBackends',
+          'weightedBackends',
+          'sshCredentials',
+          'certificateAuthorities',
+          'httpsEdges',
+          'httpsEdgeRoutes',
+          'tcpEdges',
+          'tlsEdges',
+          'tunnelSessions',
+          'tunnels',
+          'agents',
+        ]) {
+          out[c] = o.store.all(c);
+        }
+        return out;
+      });
+      admin.get('/agents', async () => ({ agents: o.store.all('agents') }));
+      admin.post('/agents', async (req, reply) => {
+        const r = AgentSpec.safeParse(req.body ?? {});
+        if (!r.success) throw zodToApiError(r.error);
+        const agent = addAgent(o.ctx(), r.data);
+        reply.code(201);
+        return { name: agent.name, session_id: agent.session_id };
+      });
+      admin.delete('/agents/:name', async (req, reply) => {
+        const { name } = req.params as { name: string };
+        if (!removeAgent(o.ctx(), name))
+          throw new EmulatorError(404, 'ERR_NOT_FOUND', `no agent named ${name}`);
+        reply.code(204).send();
+      });
+      admin.get('/faults', async () => o.faults.config);
+      admin.put('/faults', async (req) => {
+        const r = FaultConfig.safeParse(req.body ?? {});
+        if (!r.success) throw zodToApiError(r.error);
+        return o.faults.set(r.data);
+      });
+      admin.delete('/faults', async (_req, reply) => {
+        o.faults.set({});
+        reply.code(204).send();
+      });
+      admin.post('/clock', async (req) => {
+        const ms = Number((req.body as { advanceMs?: unknown } | undefined)?.advanceMs);
+        if (!Number.isFinite(ms) || ms < 0)
+          throw new EmulatorError(400, 'ERR_INVALID_BODY', 'advanceMs: must be a number >= 0');
+        o.advance(ms);
+        return { now: new Date(o.ctx().now()).toISOString() };
+      });
+      admin.post('/reset', async (_req, reply) => {
+        o.store.clear();
+        reply.code(204).send();
+      });
+    },
+    { prefix: '/_emulator' },
+  );
+}
+
+export { errorBody };
