@@ -86,8 +86,16 @@ function moduleOps<B extends string, I extends z.ZodType, O extends z.ZodType>(p
 }
 
 const ROUTE = '/edges/https/{edge_id}/routes/{id}';
+type RouteModules = typeof e.ROUTE_MODULES;
+type ModuleOps<P extends string, I extends z.ZodType, O extends z.ZodType> = ReturnType<
+  typeof moduleOps<P, I, O>
+>;
 const routeModule = <N extends e.RouteModuleName>(name: N) =>
-  moduleOps(`${ROUTE}/${name}` as `${typeof ROUTE}/${N}`, e.ROUTE_MODULES[name][0], e.ROUTE_MODULES[name][1]);
+  moduleOps(`${ROUTE}/${name}`, e.ROUTE_MODULES[name][0], e.ROUTE_MODULES[name][1]) as unknown as ModuleOps<
+    `${typeof ROUTE}/${N}`,
+    RouteModules[N][0],
+    RouteModules[N][1]
+  >;
 const agentCommand = <C extends string>(cmd: C) =>
   op('POST', `/tunnel_sessions/{id}/${cmd}` as `/tunnel_sessions/{id}/${C}`, a.AgentCommand, undefined);
 

@@ -15,6 +15,13 @@ const CODE_BY_ISSUE: Record<string, string> = {
 };
 
 export function describeIssue(issue: z.core.$ZodIssue): { code: string; msg: string } {
+  if (issue.code === 'invalid_key' && issue.issues[0]) {
+    // a map key failed its own rule: report that rule at the map's path
+    return describeIssue({
+      ...issue.issues[0],
+      path: [...issue.path, ...issue.issues[0].path],
+    } as z.core.$ZodIssue);
+  }
   const path = issue.path.map(String).join('.');
   const custom = (issue as { params?: { error_code?: string } }).params?.error_code;
   if (issue.code === 'unrecognized_keys') {

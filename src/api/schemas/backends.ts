@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BACKEND_ID_PREFIXES, WEIGHT_MAX, WEIGHT_MIN } from '../limits.ts';
-import { code, Ref, resourceIn, resourceOut, StringMap } from './common.ts';
+import { Ref, resourceIn, resourceOut, rule, StringMap } from './common.ts';
 
 export const TunnelGroupBackend = z.object({
   ...resourceOut,
@@ -11,22 +11,19 @@ export const TunnelGroupBackendCreate = z.strictObject({ ...resourceIn, labels: 
 export const TunnelGroupBackendUpdate = z.strictObject({ ...resourceIn, labels: StringMap.optional() });
 
 const backendKey = new RegExp(`^(${BACKEND_ID_PREFIXES.join('|')})_[A-Za-z0-9]+$`);
-const Weight = z
-  .number()
-  .int()
-  .min(WEIGHT_MIN, {
-    message: `weight must be between ${WEIGHT_MIN} and ${WEIGHT_MAX}`,
-    ...code('ERR_WEIGHT_OUT_OF_RANGE'),
-  })
-  .max(WEIGHT_MAX, {
-    message: `weight must be between ${WEIGHT_MIN} and ${WEIGHT_MAX}`,
-    ...code('ERR_WEIGHT_OUT_OF_RANGE'),
-  });
+const Weight = rule(
+  z.number().int(),
+  (n) => n >= WEIGHT_MIN && n <= WEIGHT_MAX,
+  `weight must be between ${WEIGHT_MIN} and ${WEIGHT_MAX}`,
+  'ERR_WEIGHT_OUT_OF_RANGE',
+);
 const Weights = z.record(
-  z.string().regex(backendKey, {
-    message: `keys must be backend ids (${BACKEND_ID_PREFIXES.map((p) => `${p}_`).join(', ')})`,
-    ...code('ERR_INVALID_ID'),
-  }),
+  rule(
+    z.string(),
+    (k) => backendKey.test(k),
+    `keys must be backend ids (${BACKEND_ID_PREFIXES.map((p) => `${p}_`).join(', ')})`,
+    'ERR_INVALID_ID',
+  ),
   Weight,
 );
 export const WeightedBackend = z.object({ ...resourceOut, backends: z.record(z.string(), z.number()) });

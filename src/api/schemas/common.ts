@@ -16,11 +16,26 @@ export const maxBytes = (max: number, errorCode: string) =>
 export const Description = maxBytes(DESCRIPTION_MAX_BYTES, 'ERR_DESCRIPTION_TOO_LONG');
 export const Metadata = maxBytes(METADATA_MAX_BYTES, 'ERR_METADATA_TOO_LONG');
 
-export const idOf = (kind: IdKind) =>
-  z.string().regex(new RegExp(`^${ID_PREFIX[kind]}_[A-Za-z0-9]+$`), {
-    message: `must be an id with the prefix ${ID_PREFIX[kind]}_`,
-    ...code('ERR_INVALID_ID'),
-  });
+/**
+ * A coded rule. zod's built-in checks drop custom params, so every rule whose error code
+ * the API promises is a refinement.
+ */
+export const rule = <T extends z.ZodType>(
+  schema: T,
+  ok: (v: z.output<T>) => boolean,
+  message: string,
+  errorCode: string,
+) => schema.refine(ok, { message, ...code(errorCode) });
+
+export const idOf = (kind: IdKind) => {
+  const re = new RegExp(`^${ID_PREFIX[kind]}_[A-Za-z0-9]+$`);
+  return rule(
+    z.string(),
+    (s) => re.test(s),
+    `must be an id with the prefix ${ID_PREFIX[kind]}_`,
+    'ERR_INVALID_ID',
+  );
+};
 
 export const uint32 = z.number().int().min(0).max(UINT32_MAX);
 export const StringMap = z.record(z.string(), z.string());

@@ -1,15 +1,17 @@
 import { z } from 'zod';
 import { aclProblem, isSshPublicKey } from '../rules.ts';
-import { code, resourceIn, resourceOut } from './common.ts';
+import { code, resourceIn, resourceOut, rule } from './common.ts';
 
 const Acl = z.array(z.string()).superRefine((acl, ctx) => {
   const problem = aclProblem(acl);
   if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { error_code: 'ERR_INVALID_ACL' } });
 });
-const OwnerId = z.string().regex(/^(usr|bot)_[A-Za-z0-9]+$/, {
-  message: 'must be a user (usr_) or bot (bot_) id',
-  ...code('ERR_INVALID_ID'),
-});
+const OwnerId = rule(
+  z.string(),
+  (s) => /^(usr|bot)_[A-Za-z0-9]+$/.test(s),
+  'must be a user (usr_) or bot (bot_) id',
+  'ERR_INVALID_ID',
+);
 
 export const SSHCredential = z.object({
   ...resourceOut,

@@ -13,7 +13,7 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../limits.ts';
-import { code, idOf, Ref, StringMap, uint32 } from './common.ts';
+import { code, idOf, Ref, rule, StringMap, uint32 } from './common.ts';
 
 const enabled = { enabled: z.boolean().optional() };
 const enabledOut = { enabled: z.boolean() };
@@ -21,9 +21,12 @@ const enabledOut = { enabled: z.boolean() };
 // --- backend, ip restriction, mutual TLS: ids in, Refs out
 export const BackendModuleIn = z.strictObject({
   ...enabled,
-  backend_id: z
-    .string()
-    .regex(/^bkd[a-z]+_[A-Za-z0-9]+$/, { message: 'must be a backend id', ...code('ERR_INVALID_ID') }),
+  backend_id: rule(
+    z.string(),
+    (s) => /^bkd[a-z]+_[A-Za-z0-9]+$/.test(s),
+    'must be a backend id',
+    'ERR_INVALID_ID',
+  ),
 });
 export const BackendModule = z.object({ ...enabledOut, backend: Ref });
 
@@ -43,21 +46,19 @@ export const MutualTLSModule = z.object({ ...enabledOut, certificate_authorities
 const circuitBreakerFields = {
   tripped_duration: uint32,
   rolling_window: uint32,
-  num_buckets: uint32.max(NUM_BUCKETS_MAX, {
-    message: `must be at most ${NUM_BUCKETS_MAX}`,
-    ...code('ERR_NUM_BUCKETS_TOO_LARGE'),
-  }),
+  num_buckets: rule(
+    uint32,
+    (n) => n <= NUM_BUCKETS_MAX,
+    `must be at most ${NUM_BUCKETS_MAX}`,
+    'ERR_NUM_BUCKETS_TOO_LARGE',
+  ),
   volume_threshold: uint32,
-  error_threshold_percentage: z
-    .number()
-    .min(ERROR_THRESHOLD_MIN, {
-      message: 'must be between 0 and 1.0 (not 0-100)',
-      ...code('ERR_ERROR_THRESHOLD_RANGE'),
-    })
-    .max(ERROR_THRESHOLD_MAX, {
-      message: 'must be between 0 and 1.0 (not 0-100)',
-      ...code('ERR_ERROR_THRESHOLD_RANGE'),
-    }),
+  error_threshold_percentage: rule(
+    z.number(),
+    (n) => n >= ERROR_THRESHOLD_MIN && n <= ERROR_THRESHOLD_MAX,
+    'must be between 0 and 1.0 (not 0-100)',
+    'ERR_ERROR_THRESHOLD_RANGE',
+  ),
 };
 export const CircuitBreakerModuleIn = z.strictObject({ ...enabled, ...circuitBreakerFields });
 export const CircuitBreakerModule = z.object({ ...enabledOut, ...circuitBreakerFields });
