@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { USER_AGENT } from '../api/transport.ts';
+import { clusterCommand } from './commands/cluster.ts';
 import { emulatorCommand } from './commands/emulator.ts';
 
 const program = new Command('edgectl')
@@ -9,6 +10,7 @@ const program = new Command('edgectl')
   )
   .version(USER_AGENT)
   .showHelpAfterError()
-  .addCommand(emulatorCommand());
+  .addCommand(emulatorCommand())
+  .addCommand(clusterCommand());
 
 await program.parseAsync(process.argv);

@@ -1,0 +1,25 @@
+import { Command } from 'commander';
+import { clusterDown, clusterUp } from '../../localcluster/cluster.ts';
+
+export function clusterCommand(): Command {
+  const cmd = new Command('cluster').description(
+    'A local kube-apiserver + etcd for tests and the demo (needs Go the first time)',
+  );
+  cmd
+    .command('up')
+    .description('start (or reuse) the local control plane and print its kubeconfig path')
+    .option('--dir <dir>', 'state directory (default: .cache/cluster in the repository)')
+    .action(async (o) => {
+      const s = await clusterUp({ dir: o.dir });
+      process.stdout.write(`${s.kubeconfig}\n`);
+      process.stderr.write(`  export KUBECONFIG=${s.kubeconfig}\n`);
+    });
+  cmd
+    .command('down')
+    .description('stop the local control plane and remove its state')
+    .option('--dir <dir>', 'state directory')
+    .action(async (o) => {
+      await clusterDown({ dir: o.dir });
+    });
+  return cmd;
+}

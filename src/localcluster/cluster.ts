@@ -1,0 +1,236 @@
+// A local control plane for tests and the demo: etcd + kube-apiserver built from their
+// Go modules (test/controlplane/build.sh), on free loopback ports, with RBAC, and an
+// admin kubeconfig. Processes are detached so `up` can return; `down` stops them.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { createServer } from 'node:net';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stringify } from 'yaml';
+import { createPki } from './certs.ts';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export const DEFAULT_CLUSTER_DIR = join(REPO_ROOT, '.cache', 'cluster');
+const BUILD_SCRIPT = join(REPO_ROOT, 'test', 'controlplane', 'build.sh');
+
+export interface ClusterState {
+  dir: string;
+  kubeconfig: string;
+  server: string;
+  pids: { etcd: number; apiserver: number };
+}
+
+export function cacheDir(): string {
+  return (
+    process.env.EDGE_OPERATOR_CACHE ??
+    join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'edge-operator')
+  );
+}
+
+/** The directory holding kube-apiserver and etcd, or undefined when they are not built. */
+export function findBinaries(): string | undefined {
+  const dirs = [process.env.EDGE_CONTROLPLANE_BIN, join(cacheDir(), 'bin')].filter(Boolean) as string[];
+  return dirs.find((d) => existsSync(join(d, 'kube-apiserver')) && existsSync(join(d, 'etcd')));
+}
+
+/** Builds the binaries when missing (needs Go); returns their directory. */
+export function ensureBinaries(log: (s: string) => void = (s) => process.stderr.write(`${s}\n`)): string {
+  const found = findBinaries();
+  if (found) return found;
+  if (!existsSync(BUILD_SCRIPT))
+    throw new Error('kube-apiserver/etcd are not built and the build script is not available');
+  log('building kube-apiserver and etcd from their Go modules (first time only; several minutes)...');
+  const out = execFileSync(BUILD_SCRIPT, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+  return out.trim().split('\n').at(-1)!;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once('error', rej);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => res(port));
+    });
+  });
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function get(
+  url: string,
+  tls: { ca: string; cert: string; key: string },
+): Promise<{ status: number; body: string }> {
+  return new Promise((res, rej) => {
+    const req = request(url, { ...tls, timeout: 3000 }, (r) => {
+      let body = '';
+      r.on('data', (d) => {
+        body += d;
+      });
+      r.on('end', () => res({ status: r.statusCode ?? 0, body }));
+    });
+    req.on('error', rej);
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end();
+  });
+}
+
+function readState(dir: string): ClusterState | undefined {
+  const f = join(dir, 'state.json');
+  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as ClusterState) : undefined;
+}
+
+function tlsOf(dir: string) {
+  return {
+    ca: readFileSync(join(dir, 'ca.crt'), 'utf8'),
+    cert: readFileSync(join(dir, 'admin.crt'), 'utf8'),
+    key: readFileSync(join(dir, 'admin.key'), 'utf8'),
+  };
+}
+
+export async function isReady(state: ClusterState): Promise<boolean> {
+  try {
+    const r = await get(`${state.server}/readyz`, tlsOf(state.dir));
+    return r.status === 200 && r.body.trim() === 'ok';
+  } catch {
+    return false;
+  }
+}
+
+export async function clusterUp(
+  opts: { dir?: string; timeoutMs?: number; log?: (s: string) => void } = {},
+): Promise<ClusterState> {
+  const dir = opts.dir ?? DEFAULT_CLUSTER_DIR;
+  const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
+  const existing = readState(dir);
+  if (existing && alive(existing.pids.apiserver) && alive(existing.pids.etcd) && (await isReady(existing))) {
+    log(`control plane already running at ${existing.server}`);
+    return existing;
+  }
+  if (existing) await clusterDown({ dir, log: () => {} });
+  const bin = ensureBinaries(log);
+  mkdirSync(dir, { recursive: true });
+
+  const pki = await createPki();
+  const files = {
+    'ca.crt': pki.ca.cert,
+    'ca.key': pki.ca.key,
+    'serving.crt': pki.serving.cert,
+    'serving.key': pki.serving.key,
+    'admin.crt': pki.admin.cert,
+    'admin.key': pki.admin.key,
+    'sa.pub': pki.serviceAccount.publicKey,
+    'sa.key': pki.serviceAccount.privateKey,
+  };
+  for (const [name, content] of Object.entries(files))
+    writeFileSync(join(dir, name), content, { mode: 0o600 });
+
+  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const spawnLogged = (name: string, cmd: string, args: string[]) => {
+    const out = openSync(join(dir, `${name}.log`), 'a');
+    const p = spawn(cmd, args, { detached: true, stdio: ['ignore', out, out] });
+    p.unref();
+    return p.pid!;
+  };
+  const etcd = spawnLogged('etcd', join(bin, 'etcd'), [
+    `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${peerPort}`,
+    `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
+    '--unsafe-no-fsync',
+    '--log-level=warn',
+  ]);
+  const f = (n: string) => join(dir, n);
+  const apiserver = spawnLogged('apiserver', join(bin, 'kube-apiserver'), [
+    `--etcd-servers=${etcdUrl}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    '--endpoint-reconciler-type=none',
+    `--secure-port=${apiPort}`,
+    `--tls-cert-file=${f('serving.crt')}`,
+    `--tls-private-key-file=${f('serving.key')}`,
+    `--client-ca-file=${f('ca.crt')}`,
+    '--authorization-mode=RBAC',
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${f('sa.pub')}`,
+    `--service-account-signing-key-file=${f('sa.key')}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    '--allow-privileged=true',
+    '--disable-admission-plugins=ServiceAccount',
+    `--cert-dir=${f('certs')}`,
+  ]);
+  const server = `https://127.0.0.1:${apiPort}`;
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [
+        {
+          name: 'local',
+          cluster: { server, 'certificate-authority-data': Buffer.from(pki.ca.cert).toString('base64') },
+        },
+      ],
+      users: [
+        {
+          name: 'admin',
+          user: {
+            'client-certificate-data': Buffer.from(pki.admin.cert).toString('base64'),
+            'client-key-data': Buffer.from(pki.admin.key).toString('base64'),
+          },
+        },
+      ],
+      contexts: [{ name: 'local', context: { cluster: 'local', user: 'admin', namespace: 'default' } }],
+      'current-context': 'local',
+    }),
+    { mode: 0o600 },
+  );
+  const state: ClusterState = { dir, kubeconfig, server, pids: { etcd, apiserver } };
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
+
+  const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+  const started = Date.now();
+  while (!(await isReady(state))) {
+    if (!alive(apiserver) || !alive(etcd) || Date.now() > deadline) {
+      const tail = readFileSync(join(dir, 'apiserver.log'), 'utf8').split('\n').slice(-15).join('\n');
+      await clusterDown({ dir, log: () => {}, keepLogs: true });
+      throw new Error(`kube-apiserver did not become ready:\n${tail}`);
+    }
+    await sleep(300);
+  }
+  log(`control plane ready at ${server} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  return state;
+}
+
+export async function clusterDown(
+  opts: { dir?: string; log?: (s: string) => void; keepLogs?: boolean } = {},
+): Promise<void> {
+  const dir = opts.dir ?? DEFAULT_CLUSTER_DIR;
+  const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
+  const state = readState(dir);
+  if (!state) {
+    log('no local control plane is running');
+    return;
+  }
+  for (const pid of [state.pids.apiserver, state.pids.etcd]) {
+    if (alive(pid)) process.kill(pid, 'SIGTERM');
+  }
+  const deadline = Date.now() + 10_000;
+  while ([state.pids.apiserver, state.pids.etcd].some(alive) && Date.now() < deadline) await sleep(100);
+  for (const pid of [state.pids.apiserver, state.pids.etcd]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  if (!opts.keepLogs) rmSync(dir, { recursive: true, force: true });
+  log('control plane stopped');
+}
