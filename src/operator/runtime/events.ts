@@ -1,0 +1,53 @@
+// Kubernetes Events for what a person running `kubectl describe` wants to see. Repeats
+// of the same event within a window are dropped rather than spamming the API server.
+import type { Logger } from 'pino';
+import type { Kube, KubeObject } from './kube.ts';
+
+const EVENTS = { group: '', version: 'v1', plural: 'events' };
+
+export class EventRecorder {
+  private readonly recent = new Map<string, number>();
+  private readonly kube: Kube;
+  private readonly log: Logger;
+  private readonly instance: string;
+  private readonly windowMs: number;
+  constructor(kube: Kube, log: Logger, instance: string, windowMs = 5 * 60_000) {
+    this.kube = kube;
+    this.log = log;
+    this.instance = instance;
+    this.windowMs = windowMs;
+  }
+
+  record(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const key = `${obj.metadata.uid}|${reason}|${message}`;
+    const now = Date.now();
+    const last = this.recent.get(key);
+    if (last && now - last < this.windowMs) return;
+    this.recent.set(key, now);
+    if (this.recent.size > 10_000) for (const [k, t] of this.recent) if (now - t > this.windowMs) this.recent.delete(k);
+    const ts = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
+    const ns = obj.metadata.namespace ?? 'default';
+    void this.kube
+      .create(EVENTS, ns, {
+        metadata: { generateName: `${obj.metadata.name}.`, namespace: ns },
+        involvedObject: {
+          apiVersion: obj.apiVersion,
+          kind: obj.kind,
+          name: obj.metadata.name,
+          namespace: ns,
+          uid: obj.metadata.uid,
+          resourceVersion: obj.metadata.resourceVersion,
+        },
+        type,
+        reason,
+        message: message.slice(0, 1024),
+        source: { component: 'edge-operator' },
+        reportingComponent: 'edge.tunnel.dev/edge-operator',
+        reportingInstance: this.instance,
+        firstTimestamp: ts,
+        lastTimestamp: ts,
+        count: 1,
+      })
+      .catch((err: Error) => this.log.debug({ err: err.message }, 'could not record event'));
+  }
+}

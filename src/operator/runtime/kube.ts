@@ -1,0 +1,193 @@
+// A small Kubernetes REST client: client-node loads the kubeconfig (in-cluster, KUBECONFIG,
+// ~/.kube/config) and authenticates each request; we send the requests ourselves so that
+// patch content types, subresources, watches and their failure modes are ours to control.
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { fetch } from 'undici';
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  annotations?: Record<string, string>;
+  labels?: Record<string, string>;
+}
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+export interface KubeList {
+  metadata: { resourceVersion: string; continue?: string };
+  items: KubeObject[];
+}
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: KubeObject & { code?: number; message?: string; reason?: string };
+}
+
+export class KubeError extends Error {
+  readonly status: number;
+  readonly reason: string | undefined;
+  constructor(status: number, message: string, reason?: string) {
+    super(message);
+    this.name = 'KubeError';
+    this.status = status;
+    this.reason = reason;
+  }
+}
+export const isConflict = (e: unknown) => e instanceof KubeError && e.status === 409;
+export const isKubeNotFound = (e: unknown) => e instanceof KubeError && e.status === 404;
+
+export type PatchType = 'merge' | 'json' | 'strategic';
+const PATCH_CONTENT: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+};
+
+export interface ResourcePath {
+  group: string; // '' for core
+  version: string;
+  plural: string;
+}
+export const resourceUrl = (r: ResourcePath, namespace?: string, name?: string, sub?: string) =>
+  [
+    r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`,
+    namespace ? `namespaces/${encodeURIComponent(namespace)}` : '',
+    r.plural,
+    name ? encodeURIComponent(name) : '',
+    sub ?? '',
+  ]
+    .filter(Boolean)
+    .join('/');
+
+export function loadKubeConfig(path?: string): KubeConfig {
+  const kc = new KubeConfig();
+  if (path) kc.loadFromFile(path);
+  else kc.loadFromDefault();
+  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured (kubeconfig has no current cluster)');
+  return kc;
+}
+
+export class Kube {
+  readonly kc: KubeConfig;
+  readonly server: string;
+  /** Counts every request by verb and outcome; the manager exports it. */
+  onRequest?: (verb: string, status: number) => void;
+
+  constructor(kc: KubeConfig) {
+    this.kc = kc;
+    this.server = kc.getCurrentCluster()!.server.replace(/\/$/, '');
+  }
+
+  async request<T>(
+    method: keyof typeof HttpMethod,
+    path: string,
+    opts: { body?: unknown; contentType?: string; query?: Record<string, string | number | boolean | undefined>; signal?: AbortSignal } = {},
+  ): Promise<T> {
+    const url = new URL(this.server + path);
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    const ctx = new RequestContext(url.toString(), HttpMethod[method]);
+    await this.kc.applySecurityAuthentication(ctx);
+    const res = await fetch(url, {
+      method,
+      headers: {
+        ...ctx.getHeaders(),
+        accept: 'application/json',
+        ...(opts.body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
+      },
+      body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+      dispatcher: ctx.getDispatcher() as never,
+      signal: opts.signal ?? AbortSignal.timeout(30_000),
+    });
+    const text = await res.text();
+    this.onRequest?.(method, res.status);
+    if (!res.ok) {
+      let msg = text;
+      let reason: string | undefined;
+      try {
+        const s = JSON.parse(text) as { message?: string; reason?: string };
+        msg = s.message ?? text;
+        reason = s.reason;
+      } catch {}
+      throw new KubeError(res.status, `${method} ${path}: ${res.status} ${msg}`, reason);
+    }
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  get<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string) {
+    return this.request<T>('GET', resourceUrl(r, namespace, name));
+  }
+  list(r: ResourcePath, namespace?: string, query?: Record<string, string | number | boolean | undefined>) {
+    return this.request<KubeList>('GET', resourceUrl(r, namespace), { query });
+  }
+  create<T = KubeObject>(r: ResourcePath, namespace: string | undefined, body: unknown) {
+    return this.request<T>('POST', resourceUrl(r, namespace), { body });
+  }
+  replace<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string, body: unknown) {
+    return this.request<T>('PUT', resourceUrl(r, namespace, name), { body });
+  }
+  patch<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string, body: unknown, type: PatchType = 'merge', sub?: string) {
+    return this.request<T>('PATCH', resourceUrl(r, namespace, name, sub), { body, contentType: PATCH_CONTENT[type] });
+  }
+  delete(r: ResourcePath, namespace: string | undefined, name: string) {
+    return this.request<unknown>('DELETE', resourceUrl(r, namespace, name));
+  }
+
+  /**
+   * One watch request. Resolves when the stream ends (server timeout, error, abort);
+   * `onEvent` runs synchronously per event. Inactivity beyond `idleMs` aborts it: with
+   * bookmarks on, a healthy watch is never silent that long.
+   */
+  async watch(
+    r: ResourcePath,
+    namespace: string | undefined,
+    resourceVersion: string,
+    onEvent: (e: WatchEvent) => void,
+    opts: { signal: AbortSignal; idleMs: number; timeoutSeconds: number },
+  ): Promise<void> {
+    const url = new URL(this.server + resourceUrl(r, namespace));
+    url.searchParams.set('watch', 'true');
+    url.searchParams.set('allowWatchBookmarks', 'true');
+    url.searchParams.set('resourceVersion', resourceVersion);
+    url.searchParams.set('timeoutSeconds', String(opts.timeoutSeconds));
+    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
+    await this.kc.applySecurityAuthentication(ctx);
+    const local = new AbortController();
+    const abort = () => local.abort(opts.signal.reason);
+    opts.signal.addEventListener('abort', abort, { once: true });
+    let idle: NodeJS.Timeout | undefined;
+    const poke = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => local.abort(new Error(`watch idle for ${opts.idleMs}ms`)), opts.idleMs);
+    };
+    try {
+      poke();
+      const res = await fetch(url, { headers: ctx.getHeaders(), dispatcher: ctx.getDispatcher() as never, signal: local.signal });
+      this.onRequest?.('WATCH', res.status);
+      if (res.status !== 200 || !res.body) {
+        throw new KubeError(res.status, `watch ${url.pathname}: ${res.status} ${await res.text()}`);
+      }
+      const lines = createInterface({ input: Readable.fromWeb(res.body as never), crlfDelay: Infinity });
+      for await (const line of lines) {
+        poke();
+        if (!line) continue;
+        onEvent(JSON.parse(line) as WatchEvent);
+      }
+    } finally {
+      clearTimeout(idle);
+      opts.signal.removeEventListener('abort', abort);
+      local.abort();
+    }
+  }
+}

@@ -1,0 +1,128 @@
+// Leader election on a coordination.k8s.io Lease, as client-go does it: the leader renews
+// every retry period; a candidate takes over once the holder has not renewed for a whole
+// lease duration as observed on its own clock; a leader that cannot renew within the
+// renew deadline steps down. On shutdown the lease is released so a standby takes over.
+import type { Logger } from 'pino';
+import { isConflict, isKubeNotFound, type Kube } from './kube.ts';
+
+const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
+
+export interface LeaderOptions {
+  kube: Kube;
+  namespace: string;
+  name: string;
+  identity: string;
+  log: Logger;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+}
+
+interface Lease {
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+const micro = (d = new Date()) => d.toISOString().replace('Z', '000Z');
+
+export class LeaderElector {
+  private readonly o: Required<LeaderOptions>;
+  private observed?: { holder: string | undefined; renewTime: string | undefined; at: number };
+  private stopped = false;
+  isLeader = false;
+
+  constructor(opts: LeaderOptions) {
+    this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
+  }
+
+  /** Resolves once leadership is acquired; calls onLost if it is later lost. */
+  async acquire(onLost: () => void): Promise<void> {
+    while (!this.stopped) {
+      if (await this.tryAcquireOrRenew()) {
+        this.isLeader = true;
+        this.o.log.info({ lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity }, 'became leader');
+        void this.renewLoop(onLost);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, this.o.retryPeriodMs * (1 + Math.random() * 0.2)));
+    }
+  }
+
+  private async renewLoop(onLost: () => void): Promise<void> {
+    let lastRenew = Date.now();
+    while (!this.stopped && this.isLeader) {
+      await new Promise((r) => setTimeout(r, this.o.retryPeriodMs));
+      if (this.stopped) return;
+      if (await this.tryAcquireOrRenew()) {
+        lastRenew = Date.now();
+      } else if (Date.now() - lastRenew > this.o.renewDeadlineMs) {
+        this.isLeader = false;
+        this.o.log.error('lost leadership: could not renew the lease within the renew deadline');
+        onLost();
+        return;
+      }
+    }
+  }
+
+  private async tryAcquireOrRenew(): Promise<boolean> {
+    const { kube, namespace, name, identity } = this.o;
+    const now = new Date();
+    const mine = {
+      holderIdentity: identity,
+      leaseDurationSeconds: Math.round(this.o.leaseDurationMs / 1000),
+      renewTime: micro(now),
+    };
+    try {
+      let lease: Lease;
+      try {
+        lease = await kube.get<Lease>(LEASES, namespace, name);
+      } catch (e) {
+        if (!isKubeNotFound(e)) throw e;
+        await kube.create(LEASES, namespace, {
+          metadata: { name, namespace },
+          spec: { ...mine, acquireTime: micro(now), leaseTransitions: 0 },
+        });
+        return true;
+      }
+      const s = lease.spec;
+      if (!this.observed || this.observed.renewTime !== s.renewTime || this.observed.holder !== s.holderIdentity) {
+        this.observed = { holder: s.holderIdentity, renewTime: s.renewTime, at: Date.now() };
+      }
+      const held = !!s.holderIdentity && s.holderIdentity !== identity;
+      const expired = Date.now() - this.observed.at > (s.leaseDurationSeconds ?? 15) * 1000;
+      if (held && !expired) return false;
+      const spec =
+        s.holderIdentity === identity
+          ? { ...s, ...mine }
+          : { ...s, ...mine, acquireTime: micro(now), leaseTransitions: (s.leaseTransitions ?? 0) + 1 };
+      await kube.replace(LEASES, namespace, name, { ...lease, spec });
+      return true;
+    } catch (e) {
+      if (!isConflict(e)) this.o.log.warn({ err: (e as Error).message }, 'leader election: lease update failed');
+      return false;
+    }
+  }
+
+  /** Gives the lease up so a standby can take over at once. */
+  async release(): Promise<void> {
+    this.stopped = true;
+    if (!this.isLeader) return;
+    this.isLeader = false;
+    try {
+      const lease = await this.o.kube.get<Lease>(LEASES, this.o.namespace, this.o.name);
+      if (lease.spec.holderIdentity !== this.o.identity) return;
+      await this.o.kube.replace(LEASES, this.o.namespace, this.o.name, {
+        ...lease,
+        spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: micro() },
+      });
+    } catch (e) {
+      this.o.log.warn({ err: (e as Error).message }, 'could not release the lease');
+    }
+  }
+}

@@ -1,0 +1,30 @@
+// One prom-client registry with controller-runtime's metric names, plus the API's own.
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const r = [registry];
+  const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+  return {
+    registry,
+    reconcileTotal: new Counter({ name: 'controller_runtime_reconcile_total', help: 'Total number of reconciliations per controller', labelNames: ['controller', 'result'], registers: r }),
+    reconcileErrors: new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Total number of reconciliation errors per controller', labelNames: ['controller'], registers: r }),
+    reconcileTime: new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'], buckets, registers: r }),
+    activeWorkers: new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller', labelNames: ['controller'], registers: r }),
+    queueDepth: new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'], registers: r }),
+    queueAdds: new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue', labelNames: ['name'], registers: r }),
+    queueRetries: new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue', labelNames: ['name'], registers: r }),
+    queueDuration: new Histogram({ name: 'workqueue_queue_duration_seconds', help: 'How long in seconds an item stays in workqueue before being requested', labelNames: ['name'], buckets, registers: r }),
+    workDuration: new Histogram({ name: 'workqueue_work_duration_seconds', help: 'How long in seconds processing an item from workqueue takes', labelNames: ['name'], buckets, registers: r }),
+    apiRequests: new Counter({ name: 'edge_api_requests_total', help: 'Edge API calls by operation and HTTP status (0: no response)', labelNames: ['operation', 'status'], registers: r }),
+    apiDuration: new Histogram({ name: 'edge_api_request_duration_seconds', help: 'Edge API call latency by operation', labelNames: ['operation'], buckets, registers: r }),
+    apiRetries: new Counter({ name: 'edge_api_retries_total', help: 'Edge API calls retried, by reason', labelNames: ['reason'], registers: r }),
+    apiThrottled: new Counter({ name: 'edge_api_throttled_total', help: 'Edge API answers of 429 (the account is being rate limited)', registers: r }),
+    apiLimiterWait: new Gauge({ name: 'edge_api_rate_limiter_wait_seconds_total', help: 'Seconds calls waited on the client-side rate limiter', registers: r }),
+    kubeRequests: new Counter({ name: 'rest_client_requests_total', help: 'Kubernetes API requests by method and code', labelNames: ['method', 'code'], registers: r }),
+    leader: new Gauge({ name: 'leader_election_master_status', help: '1 when this replica is the leader', labelNames: ['name'], registers: r }),
+    managedObjects: new Gauge({ name: 'edge_operator_managed_objects', help: 'Custom resources in the informer cache, by kind', labelNames: ['kind'], registers: r }),
+  };
+}
+export type Metrics = ReturnType<typeof createMetrics>;
