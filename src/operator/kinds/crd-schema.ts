@@ -1,0 +1,74 @@
+// Building blocks for CRD schemas in zod: the common fields, references, immutability
+// and byte limits as CEL, so admission says what the API would say, earlier.
+import { z } from 'zod';
+import { DESCRIPTION_MAX_BYTES } from '../../api/limits.ts';
+
+export const GROUP = 'edge.tunnel.dev';
+export const VERSION = 'v1alpha1';
+export const FINALIZER = `${GROUP}/finalizer`;
+export const ID_ANNOTATION = `${GROUP}/id`;
+/** Set before an API create and removed once the id is recorded: a crash in between is recovered. */
+export const CREATE_PENDING_ANNOTATION = `${GROUP}/create-pending`;
+
+/** The remote metadata field also carries the owner marker, so users get this much of it. */
+export const USER_METADATA_MAX_BYTES = 3072;
+
+type Rule = { rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string };
+export const cel = <T extends z.ZodType>(schema: T, ...rules: Rule[]): T => {
+  const prev = (z.globalRegistry.get(schema)?.['x-kubernetes-validations'] as Rule[] | undefined) ?? [];
+  return schema.meta({ ...(z.globalRegistry.get(schema) ?? {}), 'x-kubernetes-validations': [...prev, ...rules] }) as T;
+};
+export const doc = <T extends z.ZodType>(schema: T, description: string): T =>
+  schema.meta({ ...(z.globalRegistry.get(schema) ?? {}), description }) as T;
+
+/** A string limited in bytes (the API's unit), checked by CEL; maxLength bounds CEL's cost. */
+export const bytesLimited = (max: number, what: string) =>
+  cel(z.string().max(max), { rule: `bytes(self).size() <= ${max}`, message: `${what} must be at most ${max} bytes` });
+
+export const immutable = <T extends z.ZodType>(schema: T, field: string): T =>
+  cel(schema, { rule: 'self == oldSelf', message: `${field} is immutable`, reason: 'FieldValueForbidden' });
+
+export const localRef = (kind: string) =>
+  doc(z.object({ name: doc(z.string().min(1).max(253), `name of the ${kind}`) }), `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} in the same namespace`);
+
+/** Spec-level rules: exactly one of a ref/id pair, and neither may be swapped after creation. */
+export const exactlyOne = (a: string, b: string): Rule[] => [
+  { rule: `has(self.${a}) != has(self.${b})`, message: `exactly one of ${a} or ${b} must be set` },
+  {
+    rule: `has(self.${a}) == has(oldSelf.${a}) && has(self.${b}) == has(oldSelf.${b})`,
+    message: `${a}/${b} are immutable`,
+  },
+];
+
+export const commonSpec = {
+  description: doc(bytesLimited(DESCRIPTION_MAX_BYTES, 'description'), 'human-readable description of the remote resource').optional(),
+  metadata: doc(
+    bytesLimited(USER_METADATA_MAX_BYTES, 'metadata'),
+    'arbitrary user data stored with the remote resource (the operator keeps its owner marker beside it)',
+  ).optional(),
+  deletionPolicy: doc(
+    z.enum(['Delete', 'Retain']).default('Delete'),
+    'Delete removes the remote resource when this object is deleted; Retain leaves it in place',
+  ),
+};
+
+export const Conditions = z.array(
+  z.object({
+    type: z.string(),
+    status: z.enum(['True', 'False', 'Unknown']),
+    reason: z.string().optional(),
+    message: z.string().optional(),
+    observedGeneration: z.number().int().optional(),
+    lastTransitionTime: z.string().optional(),
+  }),
+);
+
+export const commonStatus = {
+  id: doc(z.string(), 'id of the remote resource').optional(),
+  uri: doc(z.string(), 'API address of the remote resource').optional(),
+  createdAt: doc(z.string(), 'when the remote resource was created (RFC 3339)').optional(),
+  observedGeneration: z.number().int().optional(),
+  conditions: doc(Conditions, 'kstatus conditions: Ready, Reconciling, Stalled').optional(),
+};
+
+export type CommonSpec = { description?: string; metadata?: string; deletionPolicy?: 'Delete' | 'Retain' };

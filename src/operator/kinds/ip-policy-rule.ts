@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { RULE_ACTIONS } from '../../api/limits.ts';
+import type { IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
+import { defineBinding } from './binding.ts';
+import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
+
+const Spec = cel(
+  z.object({
+    cidr: doc(
+      cel(z.string().max(49), { rule: 'isIP(self) || isCIDR(self)', message: 'cidr must be an IPv4 or IPv6 address or range in CIDR notation' }),
+      'an IP address or range in CIDR notation; IPv4 and IPv6 supported',
+    ),
+    action: doc(immutable(z.enum(RULE_ACTIONS), 'action'), 'allow or deny traffic from the cidr (immutable)'),
+    ipPolicyRef: immutable(localRef('IPPolicy'), 'ipPolicyRef').optional(),
+    ipPolicyID: doc(immutable(z.string().regex(/^ipp_[A-Za-z0-9]+$/), 'ipPolicyID'), 'id of an IP policy managed elsewhere (immutable)').optional(),
+  }),
+  ...exactlyOne('ipPolicyRef', 'ipPolicyID'),
+);
+type Spec = z.infer<typeof Spec>;
+type Desired = { cidr: string; action: Remote['action']; ip_policy_id: string };
+
+export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
+  kind: 'IPPolicyRule',
+  plural: 'ippolicyrules',
+  shortNames: ['iprule'],
+  description: 'An allow or deny rule for a CIDR, in an IP policy.',
+  spec: Spec,
+  status: z.object({ ipPolicyID: z.string().optional() }),
+  columns: [
+    { name: 'CIDR', type: 'string', jsonPath: '.spec.cidr' },
+    { name: 'Action', type: 'string', jsonPath: '.spec.action' },
+  ],
+  references: (s) => (s.ipPolicyRef ? [{ path: 'spec.ipPolicyRef', kind: 'IPPolicy', name: s.ipPolicyRef.name }] : []),
+  desired: (s, ref) => ({ cidr: s.cidr, action: s.action, ip_policy_id: s.ipPolicyID ?? ref('IPPolicy', s.ipPolicyRef!.name) }),
+  observe: (r) => ({ cidr: r.cidr, action: r.action, ip_policy_id: r.ip_policy.id }),
+  updatable: ['cidr'],
+  api: {
+    create: (c, body) => c.ipPolicyRules.create(body),
+    get: (c, id) => c.ipPolicyRules.get(id),
+    update: (c, id, patch) => c.ipPolicyRules.update(id, patch),
+    delete: (c, id) => c.ipPolicyRules.delete(id),
+    list: (c) => c.ipPolicyRules.list(),
+  },
+  statusOf: (r) => ({ ipPolicyID: r.ip_policy.id }),
+});
