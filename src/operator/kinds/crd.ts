@@ -19,7 +19,8 @@ function structural(node: unknown): unknown {
   return out;
 }
 
-export const specSchema = (b: AnyBinding) => b.spec.extend(commonSpec);
+// .extend() returns a new schema: carry the spec-level CEL rules over to it.
+export const specSchema = (b: AnyBinding) => b.spec.extend(commonSpec).meta(z.globalRegistry.get(b.spec) ?? {});
 export const statusSchema = (b: AnyBinding) => z.object({ ...commonStatus, ...(b.status?.shape ?? {}) });
 
 export function crdFor(b: AnyBinding): Json {
