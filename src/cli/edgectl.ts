@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { USER_AGENT } from '../api/transport.ts';
 import { clusterCommand } from './commands/cluster.ts';
 import { emulatorCommand } from './commands/emulator.ts';
+import { operatorCommand } from './commands/operator.ts';
 
 const program = new Command('edgectl')
   .description(
@@ -11,6 +12,7 @@ const program = new Command('edgectl')
   .version(USER_AGENT)
   .showHelpAfterError()
   .addCommand(emulatorCommand())
-  .addCommand(clusterCommand());
+  .addCommand(clusterCommand())
+  .addCommand(operatorCommand());
 
 await program.parseAsync(process.argv);

@@ -13,23 +13,38 @@ export const CREATE_PENDING_ANNOTATION = `${GROUP}/create-pending`;
 /** The remote metadata field also carries the owner marker, so users get this much of it. */
 export const USER_METADATA_MAX_BYTES = 3072;
 
-type Rule = { rule: string; message?: string; messageExpression?: string; reason?: string; fieldPath?: string };
+type Rule = {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: string;
+  fieldPath?: string;
+};
 export const cel = <T extends z.ZodType>(schema: T, ...rules: Rule[]): T => {
   const prev = (z.globalRegistry.get(schema)?.['x-kubernetes-validations'] as Rule[] | undefined) ?? [];
-  return schema.meta({ ...(z.globalRegistry.get(schema) ?? {}), 'x-kubernetes-validations': [...prev, ...rules] }) as T;
+  return schema.meta({
+    ...(z.globalRegistry.get(schema) ?? {}),
+    'x-kubernetes-validations': [...prev, ...rules],
+  }) as T;
 };
 export const doc = <T extends z.ZodType>(schema: T, description: string): T =>
   schema.meta({ ...(z.globalRegistry.get(schema) ?? {}), description }) as T;
 
 /** A string limited in bytes (the API's unit), checked by CEL; maxLength bounds CEL's cost. */
 export const bytesLimited = (max: number, what: string) =>
-  cel(z.string().max(max), { rule: `bytes(self).size() <= ${max}`, message: `${what} must be at most ${max} bytes` });
+  cel(z.string().max(max), {
+    rule: `bytes(self).size() <= ${max}`,
+    message: `${what} must be at most ${max} bytes`,
+  });
 
 export const immutable = <T extends z.ZodType>(schema: T, field: string): T =>
   cel(schema, { rule: 'self == oldSelf', message: `${field} is immutable`, reason: 'FieldValueForbidden' });
 
 export const localRef = (kind: string) =>
-  doc(z.object({ name: doc(z.string().min(1).max(253), `name of the ${kind}`) }), `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} in the same namespace`);
+  doc(
+    z.object({ name: doc(z.string().min(1).max(253), `name of the ${kind}`) }),
+    `${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} in the same namespace`,
+  );
 
 /** Spec-level rules: exactly one of a ref/id pair, and neither may be swapped after creation. */
 export const exactlyOne = (a: string, b: string): Rule[] => [
@@ -41,7 +56,10 @@ export const exactlyOne = (a: string, b: string): Rule[] => [
 ];
 
 export const commonSpec = {
-  description: doc(bytesLimited(DESCRIPTION_MAX_BYTES, 'description'), 'human-readable description of the remote resource').optional(),
+  description: doc(
+    bytesLimited(DESCRIPTION_MAX_BYTES, 'description'),
+    'human-readable description of the remote resource',
+  ).optional(),
   metadata: doc(
     bytesLimited(USER_METADATA_MAX_BYTES, 'metadata'),
     'arbitrary user data stored with the remote resource (the operator keeps its owner marker beside it)',

@@ -11,7 +11,7 @@ function structural(node: unknown): unknown {
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
   for (const [k, v] of Object.entries(node as Json)) {
-    if (k === '$schema' || k === 'propertyNames' || k === 'id') continue;
+    if (k === '$schema' || k === 'propertyNames') continue;
     if (k === 'additionalProperties' && typeof v === 'boolean') continue;
     if (k === 'x-kubernetes-validations') out[k] = v;
     else out[k] = structural(v);
@@ -20,7 +20,8 @@ function structural(node: unknown): unknown {
 }
 
 // .extend() returns a new schema: carry the spec-level CEL rules over to it.
-export const specSchema = (b: AnyBinding) => b.spec.extend(commonSpec).meta(z.globalRegistry.get(b.spec) ?? {});
+export const specSchema = (b: AnyBinding) =>
+  b.spec.extend(commonSpec).meta(z.globalRegistry.get(b.spec) ?? {});
 export const statusSchema = (b: AnyBinding) => z.object({ ...commonStatus, ...(b.status?.shape ?? {}) });
 
 export function crdFor(b: AnyBinding): Json {
@@ -36,7 +37,14 @@ export function crdFor(b: AnyBinding): Json {
     spec: {
       group: GROUP,
       scope: 'Namespaced',
-      names: { kind: b.kind, listKind: `${b.kind}List`, plural: b.plural, singular: lower, shortNames: b.shortNames, categories: ['edge'] },
+      names: {
+        kind: b.kind,
+        listKind: `${b.kind}List`,
+        plural: b.plural,
+        singular: lower,
+        shortNames: b.shortNames,
+        categories: ['edge'],
+      },
       versions: [
         {
           name: VERSION,
@@ -47,7 +55,12 @@ export function crdFor(b: AnyBinding): Json {
             { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'remote resource id' },
             ...(b.columns ?? []),
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            { name: 'Reason', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].reason', priority: 1 },
+            {
+              name: 'Reason',
+              type: 'string',
+              jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+              priority: 1,
+            },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],
           schema: {

@@ -34,7 +34,8 @@ if (import.meta.main) {
     }
   } else {
     mkdirSync(CRD_DIR, { recursive: true });
-    for (const f of readdirSync(CRD_DIR)) if (!files.has(f)) console.warn(`crds/${f} is not generated; remove it`);
+    for (const f of readdirSync(CRD_DIR))
+      if (!files.has(f)) console.warn(`crds/${f} is not generated; remove it`);
     for (const [f, s] of files) writeFileSync(join(CRD_DIR, f), s);
     console.log(`wrote ${files.size} CRDs to crds/`);
   }

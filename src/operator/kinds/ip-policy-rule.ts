@@ -7,12 +7,18 @@ import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
 const Spec = cel(
   z.object({
     cidr: doc(
-      cel(z.string().max(49), { rule: 'isIP(self) || isCIDR(self)', message: 'cidr must be an IPv4 or IPv6 address or range in CIDR notation' }),
+      cel(z.string().max(49), {
+        rule: 'isIP(self) || isCIDR(self)',
+        message: 'cidr must be an IPv4 or IPv6 address or range in CIDR notation',
+      }),
       'an IP address or range in CIDR notation; IPv4 and IPv6 supported',
     ),
     action: doc(immutable(z.enum(RULE_ACTIONS), 'action'), 'allow or deny traffic from the cidr (immutable)'),
     ipPolicyRef: immutable(localRef('IPPolicy'), 'ipPolicyRef').optional(),
-    ipPolicyID: doc(immutable(z.string().regex(/^ipp_[A-Za-z0-9]+$/), 'ipPolicyID'), 'id of an IP policy managed elsewhere (immutable)').optional(),
+    ipPolicyID: doc(
+      immutable(z.string().regex(/^ipp_[A-Za-z0-9]+$/), 'ipPolicyID'),
+      'id of an IP policy managed elsewhere (immutable)',
+    ).optional(),
   }),
   ...exactlyOne('ipPolicyRef', 'ipPolicyID'),
 );
@@ -30,8 +36,13 @@ export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
     { name: 'CIDR', type: 'string', jsonPath: '.spec.cidr' },
     { name: 'Action', type: 'string', jsonPath: '.spec.action' },
   ],
-  references: (s) => (s.ipPolicyRef ? [{ path: 'spec.ipPolicyRef', kind: 'IPPolicy', name: s.ipPolicyRef.name }] : []),
-  desired: (s, ref) => ({ cidr: s.cidr, action: s.action, ip_policy_id: s.ipPolicyID ?? ref('IPPolicy', s.ipPolicyRef!.name) }),
+  references: (s) =>
+    s.ipPolicyRef ? [{ path: 'spec.ipPolicyRef', kind: 'IPPolicy', name: s.ipPolicyRef.name }] : [],
+  desired: (s, ref) => ({
+    cidr: s.cidr,
+    action: s.action,
+    ip_policy_id: s.ipPolicyID ?? ref('IPPolicy', s.ipPolicyRef!.name),
+  }),
   observe: (r) => ({ cidr: r.cidr, action: r.action, ip_policy_id: r.ip_policy.id }),
   updatable: ['cidr'],
   api: {

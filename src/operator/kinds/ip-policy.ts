@@ -6,7 +6,8 @@ export const IPPolicy = defineBinding<Record<string, never>, Remote, Record<stri
   kind: 'IPPolicy',
   plural: 'ippolicies',
   shortNames: ['ipp'],
-  description: 'A named set of IP policy rules (IPPolicyRule) that IP restrictions and route modules enforce.',
+  description:
+    'A named set of IP policy rules (IPPolicyRule) that IP restrictions and route modules enforce.',
   spec: z.object({}),
   desired: () => ({}),
   observe: () => ({}),

@@ -6,10 +6,16 @@ import { cel, doc, immutable, localRef } from './crd-schema.ts';
 
 const Spec = cel(
   z.object({
-    type: doc(immutable(z.enum(RESTRICTION_TYPES), 'type'), 'what traffic is restricted: dashboard, api, agent or endpoints (immutable)'),
+    type: doc(
+      immutable(z.enum(RESTRICTION_TYPES), 'type'),
+      'what traffic is restricted: dashboard, api, agent or endpoints (immutable)',
+    ),
     enforced: doc(z.boolean().default(false), 'true: enforced; false: only warnings are issued'),
     ipPolicyRefs: doc(z.array(localRef('IPPolicy')).max(100), 'IP policies in the same namespace').optional(),
-    ipPolicyIDs: doc(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100), 'ids of IP policies managed elsewhere').optional(),
+    ipPolicyIDs: doc(
+      z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100),
+      'ids of IP policies managed elsewhere',
+    ).optional(),
   }),
   {
     rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
@@ -30,14 +36,25 @@ export const IPRestriction = defineBinding<Spec, Remote, Desired>({
     { name: 'Type', type: 'string', jsonPath: '.spec.type' },
     { name: 'Enforced', type: 'boolean', jsonPath: '.spec.enforced' },
   ],
-  references: (s) => (s.ipPolicyRefs ?? []).map((r, i) => ({ path: `spec.ipPolicyRefs[${i}]`, kind: 'IPPolicy', name: r.name })),
+  references: (s) =>
+    (s.ipPolicyRefs ?? []).map((r, i) => ({
+      path: `spec.ipPolicyRefs[${i}]`,
+      kind: 'IPPolicy',
+      name: r.name,
+    })),
   desired: (s, ref) => ({
     type: s.type,
     enforced: s.enforced ?? false,
     // the API keeps order but it carries no meaning: compare sorted, so no write is spent on it
-    ip_policy_ids: [...new Set([...(s.ipPolicyRefs ?? []).map((r) => ref('IPPolicy', r.name)), ...(s.ipPolicyIDs ?? [])])].sort(),
+    ip_policy_ids: [
+      ...new Set([...(s.ipPolicyRefs ?? []).map((r) => ref('IPPolicy', r.name)), ...(s.ipPolicyIDs ?? [])]),
+    ].sort(),
   }),
-  observe: (r) => ({ type: r.type, enforced: r.enforced, ip_policy_ids: r.ip_policies.map((p) => p.id).sort() }),
+  observe: (r) => ({
+    type: r.type,
+    enforced: r.enforced,
+    ip_policy_ids: r.ip_policies.map((p) => p.id).sort(),
+  }),
   updatable: ['enforced', 'ip_policy_ids'],
   api: {
     create: (c, body) => c.ipRestrictions.create(body),

@@ -14,7 +14,12 @@ export type Phase =
   | { state: 'stalled'; reason: string; message: string };
 
 /** The three conditions for a phase, keeping lastTransitionTime where the status did not change. */
-export function conditionsFor(phase: Phase, generation: number | undefined, previous: Condition[] = [], now = new Date()): Condition[] {
+export function conditionsFor(
+  phase: Phase,
+  generation: number | undefined,
+  previous: Condition[] = [],
+  now = new Date(),
+): Condition[] {
   const t = now.toISOString().replace(/\.\d+Z$/, 'Z');
   const want: Omit<Condition, 'lastTransitionTime'>[] = [
     {
@@ -26,10 +31,22 @@ export function conditionsFor(phase: Phase, generation: number | undefined, prev
     },
   ];
   if (phase.state === 'progressing') {
-    want.push({ type: 'Reconciling', status: 'True', reason: phase.reason, message: phase.message, observedGeneration: generation });
+    want.push({
+      type: 'Reconciling',
+      status: 'True',
+      reason: phase.reason,
+      message: phase.message,
+      observedGeneration: generation,
+    });
   }
   if (phase.state === 'stalled') {
-    want.push({ type: 'Stalled', status: 'True', reason: phase.reason, message: phase.message, observedGeneration: generation });
+    want.push({
+      type: 'Stalled',
+      status: 'True',
+      reason: phase.reason,
+      message: phase.message,
+      observedGeneration: generation,
+    });
   }
   return want.map((c) => {
     const old = previous.find((p) => p.type === c.type);
@@ -38,4 +55,5 @@ export function conditionsFor(phase: Phase, generation: number | undefined, prev
 }
 
 export const readyCondition = (conds: Condition[] | undefined) => conds?.find((c) => c.type === 'Ready');
-export const findCondition = (conds: Condition[] | undefined, type: Condition['type']) => conds?.find((c) => c.type === type);
+export const findCondition = (conds: Condition[] | undefined, type: Condition['type']) =>
+  conds?.find((c) => c.type === type);

@@ -24,7 +24,8 @@ export class EventRecorder {
     const last = this.recent.get(key);
     if (last && now - last < this.windowMs) return;
     this.recent.set(key, now);
-    if (this.recent.size > 10_000) for (const [k, t] of this.recent) if (now - t > this.windowMs) this.recent.delete(k);
+    if (this.recent.size > 10_000)
+      for (const [k, t] of this.recent) if (now - t > this.windowMs) this.recent.delete(k);
     const ts = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
     const ns = obj.metadata.namespace ?? 'default';
     void this.kube

@@ -174,7 +174,10 @@ export class Informer {
           rv = undefined;
           continue;
         }
-        this.o.log.warn({ resource: this.o.resource.plural, err: (err as Error).message }, 'watch failed; restarting');
+        this.o.log.warn(
+          { resource: this.o.resource.plural, err: (err as Error).message },
+          'watch failed; restarting',
+        );
         const wait = Math.floor(Math.random() * backoff);
         backoff = Math.min(this.o.maxBackoffMs, backoff * 2);
         await new Promise((r) => setTimeout(r, wait));

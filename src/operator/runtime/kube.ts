@@ -75,7 +75,8 @@ export function loadKubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
   if (path) kc.loadFromFile(path);
   else kc.loadFromDefault();
-  if (!kc.getCurrentCluster()) throw new Error('no Kubernetes cluster configured (kubeconfig has no current cluster)');
+  if (!kc.getCurrentCluster())
+    throw new Error('no Kubernetes cluster configured (kubeconfig has no current cluster)');
   return kc;
 }
 
@@ -93,10 +94,16 @@ export class Kube {
   async request<T>(
     method: keyof typeof HttpMethod,
     path: string,
-    opts: { body?: unknown; contentType?: string; query?: Record<string, string | number | boolean | undefined>; signal?: AbortSignal } = {},
+    opts: {
+      body?: unknown;
+      contentType?: string;
+      query?: Record<string, string | number | boolean | undefined>;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<T> {
     const url = new URL(this.server + path);
-    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(opts.query ?? {}))
+      if (v !== undefined) url.searchParams.set(k, String(v));
     const ctx = new RequestContext(url.toString(), HttpMethod[method]);
     await this.kc.applySecurityAuthentication(ctx);
     const res = await fetch(url, {
@@ -137,8 +144,18 @@ export class Kube {
   replace<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string, body: unknown) {
     return this.request<T>('PUT', resourceUrl(r, namespace, name), { body });
   }
-  patch<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string, body: unknown, type: PatchType = 'merge', sub?: string) {
-    return this.request<T>('PATCH', resourceUrl(r, namespace, name, sub), { body, contentType: PATCH_CONTENT[type] });
+  patch<T = KubeObject>(
+    r: ResourcePath,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    type: PatchType = 'merge',
+    sub?: string,
+  ) {
+    return this.request<T>('PATCH', resourceUrl(r, namespace, name, sub), {
+      body,
+      contentType: PATCH_CONTENT[type],
+    });
   }
   delete(r: ResourcePath, namespace: string | undefined, name: string) {
     return this.request<unknown>('DELETE', resourceUrl(r, namespace, name));
@@ -173,7 +190,11 @@ export class Kube {
     };
     try {
       poke();
-      const res = await fetch(url, { headers: ctx.getHeaders(), dispatcher: ctx.getDispatcher() as never, signal: local.signal });
+      const res = await fetch(url, {
+        headers: ctx.getHeaders(),
+        dispatcher: ctx.getDispatcher() as never,
+        signal: local.signal,
+      });
       this.onRequest?.('WATCH', res.status);
       if (res.status !== 200 || !res.body) {
         throw new KubeError(res.status, `watch ${url.pathname}: ${res.status} ${await res.text()}`);

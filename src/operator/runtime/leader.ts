@@ -46,7 +46,10 @@ export class LeaderElector {
     while (!this.stopped) {
       if (await this.tryAcquireOrRenew()) {
         this.isLeader = true;
-        this.o.log.info({ lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity }, 'became leader');
+        this.o.log.info(
+          { lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity },
+          'became leader',
+        );
         void this.renewLoop(onLost);
         return;
       }
@@ -91,7 +94,11 @@ export class LeaderElector {
         return true;
       }
       const s = lease.spec;
-      if (!this.observed || this.observed.renewTime !== s.renewTime || this.observed.holder !== s.holderIdentity) {
+      if (
+        !this.observed ||
+        this.observed.renewTime !== s.renewTime ||
+        this.observed.holder !== s.holderIdentity
+      ) {
         this.observed = { holder: s.holderIdentity, renewTime: s.renewTime, at: Date.now() };
       }
       const held = !!s.holderIdentity && s.holderIdentity !== identity;
@@ -104,7 +111,8 @@ export class LeaderElector {
       await kube.replace(LEASES, namespace, name, { ...lease, spec });
       return true;
     } catch (e) {
-      if (!isConflict(e)) this.o.log.warn({ err: (e as Error).message }, 'leader election: lease update failed');
+      if (!isConflict(e))
+        this.o.log.warn({ err: (e as Error).message }, 'leader election: lease update failed');
       return false;
     }
   }

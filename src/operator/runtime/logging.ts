@@ -18,5 +18,9 @@ export const REDACT = [
 ];
 
 export function createLogger(level = 'info'): Logger {
-  return pino({ level, base: { component: 'edge-operator' }, redact: { paths: REDACT, censor: '[redacted]' } });
+  return pino({
+    level,
+    base: { component: 'edge-operator' },
+    redact: { paths: REDACT, censor: '[redacted]' },
+  });
 }

@@ -79,7 +79,10 @@ export class WorkQueue<T = string> {
     this.failures.set(item, n + 1);
     const perItem = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** n);
     const now = Date.now();
-    this.bucketTokens = Math.min(this.o.burst, this.bucketTokens + ((now - this.bucketLast) / 1000) * this.o.qps);
+    this.bucketTokens = Math.min(
+      this.o.burst,
+      this.bucketTokens + ((now - this.bucketLast) / 1000) * this.o.qps,
+    );
     this.bucketLast = now;
     this.bucketTokens -= 1;
     const overall = this.bucketTokens >= 0 ? 0 : (-this.bucketTokens / this.o.qps) * 1000;
@@ -145,7 +148,8 @@ export class WorkQueue<T = string> {
     this.processing.add(item);
     this.startedAt.set(item, Date.now());
     const a = this.addedAt.get(item);
-    if (a !== undefined) this.o.metrics?.queueDuration.observe({ name: this.o.name }, (Date.now() - a) / 1000);
+    if (a !== undefined)
+      this.o.metrics?.queueDuration.observe({ name: this.o.name }, (Date.now() - a) / 1000);
     this.addedAt.delete(item);
   }
 

@@ -1,0 +1,68 @@
+// Server-side apply of manifests (CRDs, namespaces, secrets, our kinds) without kubectl:
+// the demo and the e2e setup use it.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { BINDINGS } from './kinds/index.ts';
+import type { Kube, KubeObject, ResourcePath } from './runtime/kube.ts';
+import { resourceUrl } from './runtime/kube.ts';
+
+const BUILTIN: Record<string, ResourcePath & { namespaced: boolean }> = {
+  'apiextensions.k8s.io/v1/CustomResourceDefinition': {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    namespaced: false,
+  },
+  'v1/Namespace': { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
+  'v1/Secret': { group: '', version: 'v1', plural: 'secrets', namespaced: true },
+  'v1/ConfigMap': { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
+};
+
+export function resourceFor(obj: KubeObject): ResourcePath & { namespaced: boolean } {
+  const builtin = BUILTIN[`${obj.apiVersion}/${obj.kind}`];
+  if (builtin) return builtin;
+  const b = BINDINGS.find((x) => x.kind === obj.kind);
+  const [group, version] = (obj.apiVersion ?? '').split('/');
+  if (b && group && version) return { group, version, plural: b.plural, namespaced: true };
+  throw new Error(`apply: unsupported kind ${obj.apiVersion} ${obj.kind}`);
+}
+
+export function readManifests(path: string): KubeObject[] {
+  const files = statSync(path).isDirectory()
+    ? readdirSync(path)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+        .map((f) => join(path, f))
+    : [path];
+  return files.flatMap((f) =>
+    parseAllDocuments(readFileSync(f, 'utf8'))
+      .map((d) => d.toJS() as KubeObject)
+      .filter(Boolean),
+  );
+}
+
+export async function apply(kube: Kube, objs: KubeObject[], defaultNamespace = 'default'): Promise<void> {
+  for (const obj of objs) {
+    const r = resourceFor(obj);
+    const ns = r.namespaced ? (obj.metadata.namespace ?? defaultNamespace) : undefined;
+    const body = r.namespaced ? { ...obj, metadata: { ...obj.metadata, namespace: ns } } : obj;
+    await kube.request('PATCH', resourceUrl(r, ns, obj.metadata.name), {
+      body,
+      contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: 'edge-operator-apply', force: true },
+    });
+  }
+  // CRDs must be established before objects of their kinds are accepted
+  for (const obj of objs.filter((o) => o.kind === 'CustomResourceDefinition')) {
+    for (let i = 0; i < 100; i++) {
+      const crd = await kube.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
+        BUILTIN['apiextensions.k8s.io/v1/CustomResourceDefinition']!,
+        undefined,
+        obj.metadata.name,
+      );
+      if (crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+  }
+}
