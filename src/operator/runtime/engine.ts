@@ -83,6 +83,8 @@ export class Engine {
       return obj.metadata.deletionTimestamp ? await this.finalize(obj) : await this.sync(obj);
     } catch (err) {
       if (err instanceof Stop) {
+        // a stalled object is tried again when its spec changes or at the next resync, not sooner
+        if (err.phase.state === 'stalled') this.lastSync.set(key, Date.now());
         await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
           this.o.events.record(obj, 'Warning', err.phase.reason, err.phase.message);

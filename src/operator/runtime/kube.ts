@@ -97,6 +97,7 @@ export class Kube {
     opts: {
       body?: unknown;
       contentType?: string;
+      accept?: string;
       query?: Record<string, string | number | boolean | undefined>;
       signal?: AbortSignal;
     } = {},
@@ -110,7 +111,7 @@ export class Kube {
       method,
       headers: {
         ...ctx.getHeaders(),
-        accept: 'application/json',
+        accept: opts.accept ?? 'application/json',
         ...(opts.body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
       },
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
