@@ -60,9 +60,14 @@ async function freePort(): Promise<number> {
 const alive = (pid: number) => {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  // a detached child that exited stays a zombie until its (gone) parent's reaper runs
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 };
 

@@ -155,8 +155,8 @@ export class Manager {
         : (c.binding.references?.(obj.spec ?? {}) ?? []).map((r) => `${r.kind}/${ns}/${r.name}`);
     c.refsOf.set(key, refs);
     for (const r of refs) {
-      let s = c.dependents.get(r);
-      if (!s) c.dependents.set(r, (s = new Set()));
+      const s = c.dependents.get(r) ?? new Set<string>();
+      c.dependents.set(r, s);
       s.add(key);
     }
     if (type === 'delete') {

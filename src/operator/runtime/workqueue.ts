@@ -60,7 +60,10 @@ export class WorkQueue<T = string> {
   /** Adds after a delay; an earlier pending delay for the item wins. */
   addAfter(item: T, ms: number): void {
     if (this.shuttingDown) return;
-    if (ms <= 0) return this.add(item);
+    if (ms <= 0) {
+      this.add(item);
+      return;
+    }
     const at = Date.now() + ms;
     const w = this.waiting.get(item);
     if (w && w.at <= at) return;

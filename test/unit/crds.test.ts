@@ -1,0 +1,35 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { CRD_DIR, renderCrds } from '../../src/operator/kinds/generate-crds.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+
+describe('crds/', () => {
+  const files = renderCrds();
+  it('is what `npm run crds` generates (run it after changing a binding)', () => {
+    expect(readdirSync(CRD_DIR).sort()).toEqual([...files.keys()].sort());
+    for (const [f, s] of files) expect(readFileSync(join(CRD_DIR, f), 'utf8'), f).toBe(s);
+  });
+
+  it.each(BINDINGS.map((b) => [b.kind, b]))(
+    '%s has the status subresource, printer columns, category edge and a finalizer-safe schema',
+    (_k, b) => {
+      const crd = parse(files.get(`${b.plural}.edge.tunnel.dev.yaml`)!);
+      const v = crd.spec.versions[0];
+      expect(crd.spec.names.categories).toEqual(['edge']);
+      expect(crd.spec.names.shortNames.length).toBeGreaterThan(0);
+      expect(v.subresources).toEqual({ status: {} });
+      expect(v.additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(
+        expect.arrayContaining(['ID', 'Ready', 'Age']),
+      );
+      const spec = v.schema.openAPIV3Schema.properties.spec;
+      expect(spec.properties.deletionPolicy.enum).toEqual(['Delete', 'Retain']);
+      expect(spec.properties.description['x-kubernetes-validations'][0].rule).toBe(
+        'bytes(self).size() <= 255',
+      );
+      expect(JSON.stringify(v.schema)).not.toContain('additionalProperties":false');
+      expect(v.schema.openAPIV3Schema.properties.status.properties.id.type).toBe('string');
+    },
+  );
+});
