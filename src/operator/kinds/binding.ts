@@ -26,6 +26,35 @@ export interface Reference {
 
 /** Resolves a reference to the id of the referenced object's remote resource. */
 export type ResolveRef = (kind: string, name: string) => string;
+/** Resolves a Secret key (already read by the engine) to its value. */
+export type ResolveSecret = (name: string, key: string) => string;
+
+export interface SecretReference {
+  path: string;
+  name: string;
+  key: string;
+}
+
+/**
+ * A module of the remote resource (a route's OAuth, an edge's TLS termination...): sent
+ * inline at create, then PUT when it differs and DELETEd when the spec drops it.
+ */
+export interface ModuleBinding<Spec = Record<string, unknown>> {
+  /** Wire name: the key in the remote resource and the module's path segment. */
+  name: string;
+  /** The module's input body, or null when the spec does not configure it. */
+  desired(spec: Spec, ref: ResolveRef, secret: ResolveSecret): Record<string, unknown> | null;
+  /** Dotted paths of secret values in the body ('*' matches any key): compared by hash, never echoed. */
+  secretPaths?: string[];
+  /** `owner` is the desired state of the resource the module belongs to (a route's edge_id). */
+  put(
+    c: EdgeClient,
+    id: string,
+    body: Record<string, unknown>,
+    owner: Record<string, unknown>,
+  ): Promise<unknown>;
+  delete(c: EdgeClient, id: string, owner: Record<string, unknown>): Promise<unknown>;
+}
 
 export interface PrinterColumn {
   name: string;
@@ -51,14 +80,18 @@ export interface Binding<
   status?: z.ZodObject;
   columns?: PrinterColumn[];
   references?(spec: Spec): Reference[];
+  /** Secrets the spec names; the engine watches them and re-applies on rotation. */
+  secrets?(spec: Spec): SecretReference[];
   /** The remote state the spec asks for, in the API's field names. */
   desired(spec: Spec, ref: ResolveRef): Desired;
+  modules?: ModuleBinding<Spec>[];
   /** The same shape read back from a remote resource, for comparison. */
   observe(remote: Remote): Desired;
   /** Fields the API's update accepts; any other difference cannot be put right in place. */
   updatable: readonly (keyof Desired & string)[];
   api: {
-    create(c: EdgeClient, body: Desired & Common): Promise<Remote>;
+    /** The body also carries the configured modules, inline. */
+    create(c: EdgeClient, body: Desired & Common & Record<string, unknown>): Promise<Remote>;
     get(c: EdgeClient, id: string, desired: Desired): Promise<Remote>;
     update(c: EdgeClient, id: string, patch: Partial<Desired & Common>, desired: Desired): Promise<Remote>;
     delete(c: EdgeClient, id: string, status: Record<string, unknown>): Promise<void>;

@@ -6,9 +6,10 @@ import type { EdgeClient } from '../../api/client.ts';
 import { ApiError, isNotFound, isRetryable } from '../../api/errors.ts';
 import type { AnyBinding, Common } from '../kinds/binding.ts';
 import { CREATE_PENDING_ANNOTATION, FINALIZER, GROUP, ID_ANNOTATION, VERSION } from '../kinds/crd-schema.ts';
-import { type Condition, conditionsFor, findCondition, type Phase } from './conditions.ts';
+import { type Condition, conditionsFor, type Phase } from './conditions.ts';
 import type { EventRecorder } from './events.ts';
 import { isConflict, type Kube, KubeError, type KubeObject, type ResourcePath } from './kube.ts';
+import { covers, outputToInput, secretDigest, withoutSecrets } from './modules.ts';
 import { decodeMetadata, encodeMetadata, type Owner } from './owner.ts';
 
 export interface EngineOptions {
@@ -57,7 +58,11 @@ export class Engine {
   readonly b: AnyBinding;
   readonly resource: ResourcePath;
   private readonly o: EngineOptions;
-  private readonly lastSync = new Map<string, number>();
+  /** What this process last applied per object: the cache can lag behind our own writes. */
+  private readonly memo = new Map<
+    string,
+    { at: number; generation?: number; id?: string; stalled?: boolean; digests?: Record<string, string> }
+  >();
 
   constructor(o: EngineOptions) {
     this.o = o;
@@ -69,22 +74,48 @@ export class Engine {
     return this.b.kind.toLowerCase();
   }
 
+  /** Bumped by forget(): a reconcile that started before must not record its result. */
+  private readonly epoch = new Map<string, number>();
+
   forget(key: string): void {
-    this.lastSync.delete(key);
+    this.memo.delete(key);
+    this.epoch.set(key, (this.epoch.get(key) ?? 0) + 1);
+  }
+
+  private remember(
+    key: string,
+    startEpoch: number,
+    value: {
+      at: number;
+      generation?: number;
+      id?: string;
+      stalled?: boolean;
+      digests?: Record<string, string>;
+    },
+  ) {
+    if ((this.epoch.get(key) ?? 0) === startEpoch) this.memo.set(key, value);
   }
 
   async reconcile(key: string): Promise<Outcome> {
-    const obj = this.o.get(key);
+    // a copy: the cache must only change through watch events, or old/new comparisons lie
+    const startEpoch = this.epoch.get(key) ?? 0;
+    const cached = this.o.get(key);
+    const obj = cached && structuredClone(cached);
     if (!obj) {
-      this.lastSync.delete(key);
+      this.memo.delete(key);
       return {};
     }
     try {
-      return obj.metadata.deletionTimestamp ? await this.finalize(obj) : await this.sync(obj);
+      return obj.metadata.deletionTimestamp ? await this.finalize(obj) : await this.sync(obj, startEpoch);
     } catch (err) {
       if (err instanceof Stop) {
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
-        if (err.phase.state === 'stalled') this.lastSync.set(key, Date.now());
+        if (err.phase.state === 'stalled')
+          this.remember(key, startEpoch, {
+            at: Date.now(),
+            generation: obj.metadata.generation,
+            stalled: true,
+          });
         await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
           this.o.events.record(obj, 'Warning', err.phase.reason, err.phase.message);
@@ -127,35 +158,23 @@ export class Engine {
   }
 
   private due(key: string): boolean {
-    const last = this.lastSync.get(key);
+    const last = this.memo.get(key)?.at;
     return last === undefined || Date.now() - last >= this.o.resyncMs * 0.8;
   }
 
-  private async sync(obj: KubeObject): Promise<Outcome> {
+  private async sync(obj: KubeObject, startEpoch: number): Promise<Outcome> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
     const gen = obj.metadata.generation;
     const status = (obj.status ?? {}) as Status;
     const ann = obj.metadata.annotations ?? {};
     const spec = (obj.spec ?? {}) as Record<string, unknown> & { description?: string; metadata?: string };
 
-    // Nothing changed since the last good sync: no API call until the resync is due.
-    const ready = findCondition(status.conditions, 'Ready');
-    if (status.id && status.observedGeneration === gen && ready?.status === 'True' && !this.due(key)) {
-      return {
-        requeueAfterMs: Math.max(1000, this.o.resyncMs - (Date.now() - (this.lastSync.get(key) ?? 0))),
-      };
+    // Nothing changed since the last sync (or the API refused this generation): no API
+    // call until the resync is due or the spec changes.
+    const memo = this.memo.get(key);
+    if (memo && memo.generation === gen && !this.due(key)) {
+      return memo.stalled ? {} : { requeueAfterMs: Math.max(1000, this.o.resyncMs - (Date.now() - memo.at)) };
     }
-    // The API refused this generation: retrying will not help until the spec changes.
-    const stalled = findCondition(status.conditions, 'Stalled');
-    if (
-      stalled?.status === 'True' &&
-      stalled.reason === 'ApiRejected' &&
-      stalled.observedGeneration === gen &&
-      !this.due(key)
-    ) {
-      return {};
-    }
-
     const ids = new Map<string, string>();
     for (const r of this.b.references?.(spec) ?? []) {
       const target = this.o.lookup(r.kind, obj.metadata.namespace!, r.name);
@@ -172,7 +191,28 @@ export class Engine {
       }
       ids.set(`${r.kind}/${r.name}`, id);
     }
-    const desired = this.b.desired(spec, (kind: string, name: string) => ids.get(`${kind}/${name}`)!);
+    const ref = (kind: string, name: string) => ids.get(`${kind}/${name}`)!;
+    const secrets = new Map<string, string>();
+    for (const s of this.b.secrets?.(spec) ?? []) {
+      const secret = this.o.lookup('Secret', obj.metadata.namespace!, s.name);
+      const data = (secret?.data as Record<string, string> | undefined)?.[s.key];
+      if (data === undefined) {
+        throw new Stop(
+          {
+            state: 'progressing',
+            reason: 'WaitingForSecret',
+            message: secret
+              ? `Secret ${s.name} has no key ${s.key} (${s.path})`
+              : `Secret ${s.name} not found (${s.path})`,
+          },
+          {},
+        );
+      }
+      secrets.set(`${s.name}/${s.key}`, Buffer.from(data, 'base64').toString('utf8'));
+    }
+    const secret = (name: string, key: string) => secrets.get(`${name}/${key}`)!;
+    const desired = this.b.desired(spec, ref);
+    const modules = new Map((this.b.modules ?? []).map((m) => [m.name, m.desired(spec, ref, secret)]));
     const common: Common = {
       description: spec.description ?? '',
       metadata: encodeMetadata(this.owner(obj), spec.metadata ?? ''),
@@ -212,7 +252,7 @@ export class Engine {
         annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString() },
       });
       remote = await this.call(`create ${this.b.kind}`, () =>
-        this.b.api.create(this.o.api, { ...desired, ...common }),
+        this.b.api.create(this.o.api, { ...desired, ...common, ...this.inline(modules) }),
       );
       created = true;
       await this.patchMeta(obj, {
@@ -242,7 +282,7 @@ export class Engine {
           annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString(), [ID_ANNOTATION]: null },
         });
         remote = await this.call(`create ${this.b.kind}`, () =>
-          this.b.api.create(this.o.api, { ...desired, ...common }),
+          this.b.api.create(this.o.api, { ...desired, ...common, ...this.inline(modules) }),
         );
         created = true;
         await this.patchMeta(obj, {
@@ -269,6 +309,7 @@ export class Engine {
         }
         const adopting = status.id !== remote.id;
         remote = await this.update(obj, remote, desired, common);
+        await this.syncModules(obj, remote, desired, modules);
         if (adopting) {
           if (ann[ID_ANNOTATION] !== remote.id || ann[CREATE_PENDING_ANNOTATION]) {
             await this.patchMeta(obj, {
@@ -288,10 +329,16 @@ export class Engine {
         uri: remote.uri,
         createdAt: remote.created_at,
         ...(this.b.statusOf?.(remote, desired) ?? {}),
+        ...(this.b.modules?.some((m) => m.secretPaths) ? { secretDigests: this.digests(obj, modules) } : {}),
       },
       { state: 'ready', reason: 'Synced', message: `${this.b.kind} ${remote.id} is in sync` },
     );
-    this.lastSync.set(key, Date.now());
+    this.remember(key, startEpoch, {
+      at: Date.now(),
+      generation: gen,
+      id: remote.id,
+      digests: this.digests(obj, modules),
+    });
     return { requeueAfterMs: jitter(this.o.resyncMs) };
   }
 
@@ -332,6 +379,67 @@ export class Engine {
     return updated;
   }
 
+  private inline(modules: Map<string, Record<string, unknown> | null>): Record<string, unknown> {
+    return Object.fromEntries([...modules].filter(([, v]) => v !== null));
+  }
+
+  private digests(
+    obj: KubeObject,
+    modules: Map<string, Record<string, unknown> | null>,
+  ): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const m of this.b.modules ?? []) {
+      const body = modules.get(m.name);
+      const d = body ? secretDigest(body, m.secretPaths, obj.metadata.uid) : undefined;
+      if (d) out[m.name] = d;
+    }
+    return out;
+  }
+
+  /** PUTs the modules that differ, DELETEs the ones the spec dropped, touches nothing else. */
+  private async syncModules(
+    obj: KubeObject,
+    remote: Record<string, unknown> & { id: string },
+    desired: Record<string, unknown>,
+    modules: Map<string, Record<string, unknown> | null>,
+  ) {
+    const status = (obj.status ?? {}) as Status & { secretDigests?: Record<string, string> };
+    const applied =
+      this.memo.get(`${obj.metadata.namespace}/${obj.metadata.name}`)?.digests ?? status.secretDigests;
+    const changed: string[] = [];
+    for (const m of this.b.modules ?? []) {
+      const want = modules.get(m.name) ?? null;
+      const have = (remote[m.name] as Record<string, unknown> | null | undefined) ?? null;
+      if (!want) {
+        if (have) {
+          await this.call(`delete module ${m.name} of ${remote.id}`, () =>
+            m.delete(this.o.api, remote.id, desired),
+          );
+          changed.push(`-${m.name}`);
+        }
+        continue;
+      }
+      const digest = secretDigest(want, m.secretPaths, obj.metadata.uid);
+      const same =
+        have &&
+        covers(withoutSecrets(want, m.secretPaths), withoutSecrets(outputToInput(have), m.secretPaths)) &&
+        digest === applied?.[m.name];
+      if (!same) {
+        await this.call(`put module ${m.name} of ${remote.id}`, () =>
+          m.put(this.o.api, remote.id, want, desired),
+        );
+        changed.push(m.name);
+      }
+    }
+    if (changed.length)
+      this.o.events.record(
+        obj,
+        'Normal',
+        'ModulesUpdated',
+        `applied modules of ${remote.id}: ${changed.join(', ')}`,
+      );
+  }
+
   private async findOwned(obj: KubeObject, desired: Record<string, unknown>) {
     return this.call(`list ${this.b.kind} (recovery)`, async () => {
       for await (const r of this.b.api.list(this.o.api, desired)) {
@@ -370,7 +478,7 @@ export class Engine {
       }
     }
     await this.patchMeta(obj, { finalizers: (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER) });
-    this.lastSync.delete(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    this.memo.delete(`${obj.metadata.namespace}/${obj.metadata.name}`);
     return {};
   }
 

@@ -55,8 +55,11 @@ export class Manager {
     this.o = o;
   }
 
+  /** Informers of objects the kinds read but do not manage (Secrets). */
+  private readonly watched = new Map<string, Informer[]>();
+
   lookup = (kind: string, namespace: string, name: string): KubeObject | undefined => {
-    for (const inf of this.controllers.get(kind)?.informers ?? []) {
+    for (const inf of this.controllers.get(kind)?.informers ?? this.watched.get(kind) ?? []) {
       const o = inf.get(`${namespace}/${name}`);
       if (o) return o;
     }
@@ -64,7 +67,10 @@ export class Manager {
   };
 
   get synced(): boolean {
-    return [...this.controllers.values()].every((c) => c.informers.every((i) => i.hasSynced));
+    return (
+      [...this.controllers.values()].every((c) => c.informers.every((i) => i.hasSynced)) &&
+      [...this.watched.values()].every((l) => l.every((i) => i.hasSynced))
+    );
   }
   get isLeader(): boolean {
     return !this.o.leaderElection.enabled || !!this.elector?.isLeader;
@@ -133,6 +139,24 @@ export class Manager {
       });
       this.controllers.set(b.kind, c);
     }
+    if (this.o.bindings.some((b) => b.secrets)) {
+      const secrets = namespaces.map(
+        (ns) =>
+          new Informer({
+            kube: this.o.kube,
+            resource: { group: '', version: 'v1', plural: 'secrets' },
+            namespace: ns,
+            log: this.o.log.child({ informer: 'secrets' }),
+            ...this.o.informer,
+          }),
+      );
+      for (const inf of secrets) {
+        // a rotated Secret re-applies the modules that use it
+        inf.on((_type, obj) => this.enqueueDependents('Secret', obj));
+        inf.start();
+      }
+      this.watched.set('Secret', secrets);
+    }
     for (const c of this.controllers.values()) {
       for (const inf of c.informers) {
         inf.on((type, obj, old) => this.onEvent(c, type, obj, old));
@@ -149,10 +173,14 @@ export class Manager {
     const ns = obj.metadata.namespace ?? '';
     // keep the reverse index of references current
     for (const r of c.refsOf.get(key) ?? []) c.dependents.get(r)?.delete(key);
+    const spec = obj.spec ?? {};
     const refs =
       type === 'delete'
         ? []
-        : (c.binding.references?.(obj.spec ?? {}) ?? []).map((r) => `${r.kind}/${ns}/${r.name}`);
+        : [
+            ...(c.binding.references?.(spec) ?? []).map((r) => `${r.kind}/${ns}/${r.name}`),
+            ...(c.binding.secrets?.(spec) ?? []).map((s) => `Secret/${ns}/${s.name}`),
+          ];
     c.refsOf.set(key, refs);
     for (const r of refs) {
       const s = c.dependents.get(r) ?? new Set<string>();
@@ -171,16 +199,23 @@ export class Manager {
     // objects referencing this one react to it getting (or losing) an id
     const idChanged =
       (obj.status as { id?: string } | undefined)?.id !== (old?.status as { id?: string } | undefined)?.id;
-    if (type !== 'update' || idChanged || obj.metadata.deletionTimestamp) {
-      for (const other of this.controllers.values()) {
-        for (const dep of other.dependents.get(`${c.binding.kind}/${ns}/${obj.metadata.name}`) ?? [])
-          other.queue.add(dep);
-      }
-    }
+    if (type !== 'update' || idChanged || obj.metadata.deletionTimestamp)
+      this.enqueueDependents(c.binding.kind, obj);
     this.o.metrics.managedObjects.set(
       { kind: c.binding.kind },
       c.informers.reduce((n, i) => n + i.cache.size, 0),
     );
+  }
+
+  private enqueueDependents(kind: string, obj: KubeObject): void {
+    const ref = `${kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
+    for (const other of this.controllers.values()) {
+      for (const dep of other.dependents.get(ref) ?? []) {
+        // a new id or a rotated Secret must be looked at even when no resync is due
+        other.engine.forget(dep);
+        other.queue.add(dep);
+      }
+    }
   }
 
   private async work(c: Controller): Promise<void> {
@@ -258,6 +293,7 @@ export class Manager {
     );
     if (drained.includes(false)) this.o.log.warn('drain deadline passed with reconciles in flight');
     for (const c of this.controllers.values()) for (const i of c.informers) i.stop();
+    for (const l of this.watched.values()) for (const i of l) i.stop();
     await this.elector?.release();
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
     this.o.log.info('stopped');

@@ -1,0 +1,415 @@
+// HTTPSEdgeRoute: a route of an HTTPS edge and every route module.
+import { z } from 'zod';
+import type { EdgeClient } from '../../api/client.ts';
+import {
+  MATCH_TYPES,
+  NUM_BUCKETS_MAX,
+  OAUTH_MANAGED_APP_PROVIDERS,
+  OAUTH_PROVIDERS,
+  SAML_NAMEID_FORMATS,
+  UINT32_MAX,
+  WEBHOOK_PROVIDERS,
+  WEBHOOK_PROVIDERS_WITHOUT_SECRET,
+} from '../../api/limits.ts';
+import type { HTTPSEdgeRoute as Remote } from '../../api/schemas/edges.ts';
+import { defineBinding, type ModuleBinding, type Reference, type SecretReference } from './binding.ts';
+import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
+import { BackendModule, backendBody, backendRefs, enabled } from './module-schemas.ts';
+
+const seconds = (what: string) => doc(z.number().int().min(0).max(UINT32_MAX), what);
+const SecretKeyRef = doc(
+  z.object({ name: z.string().min(1).max(253), key: z.string().min(1).max(253) }),
+  'a key of a Secret in the same namespace',
+);
+const session = {
+  optionsPassthrough: doc(z.boolean(), 'do not enforce authentication on OPTIONS requests (CORS)').optional(),
+  cookiePrefix: doc(z.string().max(64), 'prefix of the session cookie').optional(),
+  inactivityTimeout: seconds('seconds of inactivity before reauthentication').optional(),
+  maximumDuration: seconds('maximum session length in seconds').optional(),
+};
+const strings = (max = 100) => z.array(z.string().max(512)).max(max);
+
+const OAuthProvider = z.object({
+  clientID: z.string().max(512).optional(),
+  clientSecretRef: SecretKeyRef.optional(),
+  scopes: strings().optional(),
+  emailAddresses: strings().optional(),
+  emailDomains: strings().optional(),
+});
+const OAuthGitHub = OAuthProvider.extend({
+  teams: strings().optional(),
+  organizations: strings().optional(),
+});
+const providerRules = (p: string) => [
+  {
+    rule: `!has(self.${p}) || has(self.${p}.clientID) == has(self.${p}.clientSecretRef)`,
+    message: `${p}: clientID and clientSecretRef go together`,
+  },
+  {
+    rule: `!has(self.${p}) || !has(self.${p}.scopes) || size(self.${p}.scopes) == 0 || (has(self.${p}.clientID) && has(self.${p}.clientSecretRef))`,
+    message: `${p}: scopes need both clientID and clientSecretRef`,
+  },
+  ...((OAUTH_MANAGED_APP_PROVIDERS as readonly string[]).includes(p)
+    ? []
+    : [
+        {
+          rule: `!has(self.${p}) || has(self.${p}.clientID)`,
+          message: `${p}: clientID and clientSecretRef are required (no managed app)`,
+        },
+      ]),
+];
+const Providers = cel(
+  z.object(
+    Object.fromEntries(
+      OAUTH_PROVIDERS.map((p) => [p, (p === 'github' ? OAuthGitHub : OAuthProvider).optional()]),
+    ) as Record<(typeof OAUTH_PROVIDERS)[number], z.ZodOptional<typeof OAuthGitHub>>,
+  ),
+  {
+    rule: `[${OAUTH_PROVIDERS.map((p) => `has(self.${p})`).join(', ')}].filter(x, x).size() == 1`,
+    message: 'exactly one OAuth provider must be set',
+  },
+  ...OAUTH_PROVIDERS.flatMap(providerRules),
+);
+
+const Modules = {
+  backend: doc(BackendModule, 'the backend serving the route').optional(),
+  ipRestriction: doc(
+    cel(
+      z.object({
+        enabled,
+        ipPolicyRefs: z.array(localRef('IPPolicy')).max(100).optional(),
+        ipPolicyIDs: z
+          .array(z.string().regex(/^ipp_[A-Za-z0-9]+$/))
+          .max(100)
+          .optional(),
+      }),
+      {
+        rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
+        message: 'ipRestriction needs at least one IP policy',
+      },
+    ),
+    'only source IPs allowed by these IP policies may access the route',
+  ).optional(),
+  circuitBreaker: z
+    .object({
+      enabled,
+      trippedDuration: seconds('seconds to wait after tripping'),
+      rollingWindow: seconds('seconds of the rolling window'),
+      numBuckets: doc(
+        z.number().int().min(0).max(NUM_BUCKETS_MAX),
+        `buckets in the window, at most ${NUM_BUCKETS_MAX}`,
+      ),
+      volumeThreshold: seconds('requests in a window that can trip the circuit'),
+      errorThresholdPercentage: doc(
+        z.number().min(0).max(1),
+        'error ratio that trips the circuit, 0..1 (not 0-100)',
+      ),
+    })
+    .optional(),
+  compression: z.object({ enabled }).optional(),
+  requestHeaders: z
+    .object({ enabled, add: z.record(z.string(), z.string()).optional(), remove: strings().optional() })
+    .optional(),
+  responseHeaders: z
+    .object({ enabled, add: z.record(z.string(), z.string()).optional(), remove: strings().optional() })
+    .optional(),
+  webhookVerification: cel(
+    z.object({ enabled, provider: z.enum(WEBHOOK_PROVIDERS), secretRef: SecretKeyRef.optional() }),
+    {
+      rule: `has(self.secretRef) || self.provider in [${WEBHOOK_PROVIDERS_WITHOUT_SECRET.map((p) => `'${p}'`).join(', ')}]`,
+      message: 'secretRef is required for this provider',
+    },
+  ).optional(),
+  oauth: z
+    .object({
+      enabled,
+      provider: Providers,
+      ...session,
+      authCheckInterval: seconds('seconds between rechecks of the user at the provider').optional(),
+    })
+    .optional(),
+  saml: z
+    .object({
+      enabled,
+      ...session,
+      idpMetadata: doc(z.string().min(1).max(100_000), 'the IdP EntityDescriptor XML'),
+      forceAuthn: z.boolean().optional(),
+      allowIdpInitiated: z.boolean().optional(),
+      authorizedGroups: strings().optional(),
+      nameIDFormat: z.enum(SAML_NAMEID_FORMATS).optional(),
+    })
+    .optional(),
+  oidc: z
+    .object({
+      enabled,
+      ...session,
+      issuer: doc(z.string().max(2048), 'URL of the OpenID provider'),
+      clientID: z.string().max(512),
+      clientSecretRef: SecretKeyRef,
+      scopes: strings(),
+    })
+    .optional(),
+  websocketTCPConverter: z.object({ enabled }).optional(),
+};
+
+const Spec = cel(
+  z.object({
+    edgeRef: immutable(localRef('HTTPSEdge'), 'edgeRef').optional(),
+    edgeID: doc(
+      immutable(z.string().regex(/^edghts_[A-Za-z0-9]+$/), 'edgeID'),
+      'id of an HTTPS edge managed elsewhere (immutable)',
+    ).optional(),
+    matchType: doc(z.enum(MATCH_TYPES), 'exact_path or path_prefix'),
+    match: doc(z.string().min(1).max(2048), 'path, host, or host plus path'),
+    ...Modules,
+  }),
+  ...exactlyOne('edgeRef', 'edgeID'),
+);
+type Spec = z.infer<typeof Spec>;
+type Desired = { edge_id: string; match_type: Remote['match_type']; match: string };
+
+const sessionBody = (m: {
+  optionsPassthrough?: boolean;
+  cookiePrefix?: string;
+  inactivityTimeout?: number;
+  maximumDuration?: number;
+}) => ({
+  options_passthrough: m.optionsPassthrough,
+  cookie_prefix: m.cookiePrefix,
+  inactivity_timeout: m.inactivityTimeout,
+  maximum_duration: m.maximumDuration,
+});
+const compact = (o: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+type Mods = EdgeClient['httpsEdgeRouteModules'];
+function routeModule(
+  name: keyof Mods & string,
+  desired: ModuleBinding<Spec>['desired'],
+  secretPaths?: string[],
+): ModuleBinding<Spec> {
+  return {
+    name,
+    desired,
+    secretPaths,
+    put: (c, id, body, owner) =>
+      (c.httpsEdgeRouteModules[name].put as (e: string, i: string, b: unknown) => Promise<unknown>)(
+        owner.edge_id as string,
+        id,
+        body,
+      ),
+    delete: (c, id, owner) => c.httpsEdgeRouteModules[name].delete(owner.edge_id as string, id),
+  };
+}
+
+export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
+  kind: 'HTTPSEdgeRoute',
+  plural: 'httpsedgeroutes',
+  shortNames: ['route'],
+  description:
+    'A route of an HTTPS edge and its modules (backend, IP restriction, circuit breaker, headers, webhook verification, OAuth, SAML, OIDC...).',
+  spec: Spec,
+  status: z.object({
+    edgeID: z.string().optional(),
+    secretDigests: doc(
+      z.record(z.string(), z.string()),
+      'keyed digests of the Secret values applied, per module',
+    ).optional(),
+    saml: doc(
+      z.object({
+        entityID: z.string().optional(),
+        metadataURL: z.string().optional(),
+        assertionConsumerServiceURL: z.string().optional(),
+        singleLogoutURL: z.string().optional(),
+        requestSigningCertificatePEM: z.string().optional(),
+        idpMetadataURL: z.string().optional(),
+      }),
+      'service-provider values to give the IdP',
+    ).optional(),
+  }),
+  columns: [
+    { name: 'Match', type: 'string', jsonPath: '.spec.match' },
+    { name: 'Type', type: 'string', jsonPath: '.spec.matchType', priority: 1 },
+  ],
+  references: (s) => {
+    const refs: Reference[] = [];
+    if (s.edgeRef) refs.push({ path: 'spec.edgeRef', kind: 'HTTPSEdge', name: s.edgeRef.name });
+    refs.push(...backendRefs('spec.backend', s.backend));
+    for (const [i, r] of (s.ipRestriction?.ipPolicyRefs ?? []).entries())
+      refs.push({ path: `spec.ipRestriction.ipPolicyRefs[${i}]`, kind: 'IPPolicy', name: r.name });
+    return refs;
+  },
+  secrets: (s) => {
+    const out: SecretReference[] = [];
+    if (s.webhookVerification?.secretRef)
+      out.push({ path: 'spec.webhookVerification.secretRef', ...s.webhookVerification.secretRef });
+    for (const [p, v] of Object.entries(s.oauth?.provider ?? {}))
+      if (v?.clientSecretRef)
+        out.push({ path: `spec.oauth.provider.${p}.clientSecretRef`, ...v.clientSecretRef });
+    if (s.oidc) out.push({ path: 'spec.oidc.clientSecretRef', ...s.oidc.clientSecretRef });
+    return out;
+  },
+  desired: (s, ref) => ({
+    edge_id: s.edgeID ?? ref('HTTPSEdge', s.edgeRef!.name),
+    match_type: s.matchType,
+    match: s.match,
+  }),
+  observe: (r) => ({ edge_id: r.edge_id, match_type: r.match_type, match: r.match }),
+  updatable: ['match_type', 'match'],
+  modules: [
+    routeModule('backend', (s, ref) => backendBody(s.backend, ref)),
+    routeModule('ip_restriction', (s, ref) =>
+      s.ipRestriction
+        ? {
+            enabled: s.ipRestriction.enabled ?? true,
+            ip_policy_ids: [
+              ...(s.ipRestriction.ipPolicyRefs ?? []).map((r) => ref('IPPolicy', r.name)),
+              ...(s.ipRestriction.ipPolicyIDs ?? []),
+            ],
+          }
+        : null,
+    ),
+    routeModule('circuit_breaker', (s) => {
+      const m = s.circuitBreaker;
+      return m
+        ? {
+            enabled: m.enabled ?? true,
+            tripped_duration: m.trippedDuration,
+            rolling_window: m.rollingWindow,
+            num_buckets: m.numBuckets,
+            volume_threshold: m.volumeThreshold,
+            error_threshold_percentage: m.errorThresholdPercentage,
+          }
+        : null;
+    }),
+    routeModule('compression', (s) => (s.compression ? { enabled: s.compression.enabled ?? true } : null)),
+    routeModule('request_headers', (s) =>
+      s.requestHeaders
+        ? {
+            enabled: s.requestHeaders.enabled ?? true,
+            add: s.requestHeaders.add ?? {},
+            remove: s.requestHeaders.remove ?? [],
+          }
+        : null,
+    ),
+    routeModule('response_headers', (s) =>
+      s.responseHeaders
+        ? {
+            enabled: s.responseHeaders.enabled ?? true,
+            // the API returns added response header names lower-cased
+            add: Object.fromEntries(
+              Object.entries(s.responseHeaders.add ?? {}).map(([k, v]) => [k.toLowerCase(), v]),
+            ),
+            remove: s.responseHeaders.remove ?? [],
+          }
+        : null,
+    ),
+    routeModule(
+      'webhook_verification',
+      (s, _ref, secret) => {
+        const m = s.webhookVerification;
+        return m
+          ? compact({
+              enabled: m.enabled ?? true,
+              provider: m.provider,
+              secret: m.secretRef ? secret(m.secretRef.name, m.secretRef.key) : undefined,
+            })
+          : null;
+      },
+      ['secret'],
+    ),
+    routeModule(
+      'oauth',
+      (s, _ref, secret) => {
+        const m = s.oauth;
+        if (!m) return null;
+        const provider = Object.fromEntries(
+          Object.entries(m.provider)
+            .filter(([, v]) => v)
+            .map(([name, p]) => [
+              name,
+              compact({
+                client_id: p!.clientID,
+                client_secret: p!.clientSecretRef
+                  ? secret(p!.clientSecretRef.name, p!.clientSecretRef.key)
+                  : undefined,
+                scopes: p!.scopes,
+                email_addresses: p!.emailAddresses,
+                email_domains: p!.emailDomains,
+                teams: p!.teams,
+                organizations: p!.organizations,
+              }),
+            ]),
+        );
+        return compact({
+          enabled: m.enabled ?? true,
+          provider,
+          ...sessionBody(m),
+          auth_check_interval: m.authCheckInterval,
+        });
+      },
+      ['provider.*.client_secret'],
+    ),
+    routeModule('saml', (s) => {
+      const m = s.saml;
+      return m
+        ? compact({
+            enabled: m.enabled ?? true,
+            ...sessionBody(m),
+            idp_metadata: m.idpMetadata,
+            force_authn: m.forceAuthn,
+            allow_idp_initiated: m.allowIdpInitiated,
+            authorized_groups: m.authorizedGroups,
+            nameid_format: m.nameIDFormat,
+          })
+        : null;
+    }),
+    routeModule(
+      'oidc',
+      (s, _ref, secret) => {
+        const m = s.oidc;
+        return m
+          ? compact({
+              enabled: m.enabled ?? true,
+              ...sessionBody(m),
+              issuer: m.issuer,
+              client_id: m.clientID,
+              client_secret: secret(m.clientSecretRef.name, m.clientSecretRef.key),
+              scopes: m.scopes,
+            })
+          : null;
+      },
+      ['client_secret'],
+    ),
+    routeModule('websocket_tcp_converter', (s) =>
+      s.websocketTCPConverter ? { enabled: s.websocketTCPConverter.enabled ?? true } : null,
+    ),
+  ],
+  api: {
+    create: (c, { edge_id, ...body }) => c.httpsEdgeRoutes.create(edge_id, body as never),
+    get: (c, id, d) => c.httpsEdgeRoutes.get(d.edge_id, id),
+    update: (c, id, { edge_id: _e, ...patch }, d) => c.httpsEdgeRoutes.update(d.edge_id, id, patch),
+    delete: (c, id, status) => c.httpsEdgeRoutes.delete(status.edgeID as string, id),
+    list: (c, d) => ({
+      async *[Symbol.asyncIterator]() {
+        if (d.edge_id) yield* (await c.httpsEdges.get(d.edge_id)).routes;
+        else for await (const e of c.httpsEdges.list()) yield* e.routes;
+      },
+    }),
+  },
+  statusOf: (r) => ({
+    edgeID: r.edge_id,
+    ...(r.saml
+      ? {
+          saml: {
+            entityID: r.saml.entity_id,
+            metadataURL: r.saml.metadata_url,
+            assertionConsumerServiceURL: r.saml.assertion_consumer_service_url,
+            singleLogoutURL: r.saml.single_logout_url,
+            requestSigningCertificatePEM: r.saml.request_signing_certificate_pem,
+            idpMetadataURL: r.saml.idp_metadata_url,
+          },
+        }
+      : {}),
+  }),
+});

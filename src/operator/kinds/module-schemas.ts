@@ -1,0 +1,90 @@
+// CRD shapes shared by several kinds' modules, and the camelCase -> wire mapping.
+import { z } from 'zod';
+import { TERMINATE_AT, TLS_MIN_VERSIONS } from '../../api/limits.ts';
+import type { ModuleBinding, Reference, ResolveRef } from './binding.ts';
+import { cel, doc, exactlyOne } from './crd-schema.ts';
+
+export const enabled = doc(
+  z.boolean().default(true),
+  'false keeps the module configured but not applied to traffic',
+);
+
+export const BACKEND_KINDS = ['TunnelGroupBackend', 'WeightedBackend'] as const;
+export const BackendRef = doc(
+  z.object({ kind: z.enum(BACKEND_KINDS), name: z.string().min(1).max(253) }),
+  'a TunnelGroupBackend or WeightedBackend in the same namespace',
+);
+const backendID = doc(z.string().regex(/^bkd[a-z]+_[A-Za-z0-9]+$/), 'id of a backend managed elsewhere');
+
+export const BackendModule = cel(
+  z.object({ enabled, backendRef: BackendRef.optional(), backendID: backendID.optional() }),
+  exactlyOne('backendRef', 'backendID')[0]!,
+);
+export type BackendModule = z.infer<typeof BackendModule>;
+
+export const backendRefs = (path: string, m: BackendModule | undefined): Reference[] =>
+  m?.backendRef ? [{ path: `${path}.backendRef`, kind: m.backendRef.kind, name: m.backendRef.name }] : [];
+export const backendBody = (m: BackendModule | undefined, ref: ResolveRef) =>
+  m
+    ? { enabled: m.enabled ?? true, backend_id: m.backendID ?? ref(m.backendRef!.kind, m.backendRef!.name) }
+    : null;
+
+const minVersion = doc(
+  z.enum(TLS_MIN_VERSIONS),
+  'minimum TLS version (default: a safe choice of the service)',
+);
+export const HTTPSTLSTermination = z.object({ enabled, minVersion: minVersion.optional() });
+export const TLSTermination = cel(
+  z.object({
+    enabled,
+    terminateAt: doc(z.enum(TERMINATE_AT).default('edge'), 'edge terminates TLS; upstream passes it through'),
+    minVersion: minVersion.optional(),
+  }),
+  {
+    rule: "!(has(self.terminateAt) && self.terminateAt == 'upstream' && has(self.minVersion))",
+    message: 'minVersion must be unset when terminateAt is upstream',
+  },
+);
+export const MutualTLS = z.object({
+  enabled,
+  certificateAuthorityIDs: doc(
+    z
+      .array(z.string().regex(/^ca_[A-Za-z0-9]+$/))
+      .min(1)
+      .max(50),
+    'certificate authorities that validate client certificates',
+  ),
+});
+
+/** Hostports of an edge. */
+export const Hostports = doc(
+  z
+    .array(
+      cel(z.string().max(260), {
+        rule: "self.matches('^((\\\\*\\\\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*):[0-9]{1,5}$')",
+        message: 'hostports must be host:port',
+      }),
+    )
+    .max(50),
+  'host:port pairs the edge listens on',
+);
+
+/** A module binding whose PUT/DELETE take the resource id only (edge modules). */
+export function edgeModule<S>(
+  name: string,
+  desired: ModuleBinding<S>['desired'],
+  ops:
+    | { put(id: string, body: never): Promise<unknown>; delete(id: string): Promise<unknown> }
+    | ((c: Parameters<ModuleBinding['put']>[0]) => {
+        put(id: string, body: never): Promise<unknown>;
+        delete(id: string): Promise<unknown>;
+      }),
+): ModuleBinding<S> {
+  const o = typeof ops === 'function' ? ops : () => ops;
+  return {
+    name,
+    desired,
+    put: (c, id, body) => o(c).put(id, body as never),
+    delete: (c, id) => o(c).delete(id),
+  };
+}

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { ACL_RULE_PATTERN, SSH_PUBLIC_KEY_PATTERN } from '../../api/rules.ts';
+import type { SSHCredential as Remote } from '../../api/schemas/credentials.ts';
+import { defineBinding } from './binding.ts';
+import { cel, doc, immutable } from './crd-schema.ts';
+
+const Spec = z.object({
+  publicKey: doc(
+    immutable(z.string().max(16_384).regex(new RegExp(SSH_PUBLIC_KEY_PATTERN)), 'publicKey'),
+    'OpenSSH public key, e.g. "ssh-ed25519 AAAA... comment" (immutable)',
+  ),
+  acl: doc(
+    cel(z.array(z.string().max(512).regex(new RegExp(ACL_RULE_PATTERN))).max(100), {
+      rule: "!self.exists(r, r == '*') || size(self) == 1",
+      message: 'the rule "*" must be the only rule',
+    }),
+    'bind rules (bind:<domain>, bind:*.<domain>, bind:<host:port>, bind:<key>=<value>) or the single rule "*"; empty: no restriction',
+  ).optional(),
+  ownerID: doc(
+    immutable(z.string().regex(/^(usr|bot)_[A-Za-z0-9]+$/), 'ownerID'),
+    'user or bot owning the credential (admins only; immutable)',
+  ).optional(),
+});
+type Spec = z.infer<typeof Spec>;
+type Desired = { public_key: string; acl: string[]; owner_id?: string };
+
+export const SSHCredential = defineBinding<Spec, Remote, Desired>({
+  kind: 'SSHCredential',
+  plural: 'sshcredentials',
+  shortNames: ['sshcr'],
+  description: 'An SSH public key that may start tunnels, optionally limited by bind rules.',
+  spec: Spec,
+  status: z.object({ ownerID: z.string().optional() }),
+  desired: (s) => ({
+    public_key: s.publicKey.trim(),
+    acl: s.acl ?? [],
+    ...(s.ownerID ? { owner_id: s.ownerID } : {}),
+  }),
+  observe: (r) => ({ public_key: r.public_key, acl: r.acl, ...(r.owner_id ? { owner_id: r.owner_id } : {}) }),
+  updatable: ['acl'],
+  api: {
+    create: (c, body) => c.sshCredentials.create(body),
+    get: (c, id) => c.sshCredentials.get(id),
+    update: (c, id, patch) =>
+      c.sshCredentials.update(id, {
+        description: patch.description,
+        metadata: patch.metadata,
+        acl: patch.acl,
+      }),
+    delete: (c, id) => c.sshCredentials.delete(id),
+    list: (c) => c.sshCredentials.list(),
+  },
+  statusOf: (r) => ({ ownerID: r.owner_id }),
+});

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import type { TunnelGroupBackend as Remote } from '../../api/schemas/backends.ts';
+import { defineBinding } from './binding.ts';
+import { doc } from './crd-schema.ts';
+
+const Spec = z.object({
+  labels: doc(z.record(z.string(), z.string()), 'labels of the tunnels this backend serves (all must match)'),
+});
+type Spec = z.infer<typeof Spec>;
+
+export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<string, string> }>({
+  kind: 'TunnelGroupBackend',
+  plural: 'tunnelgroupbackends',
+  shortNames: ['tgb'],
+  description: 'A backend made of the online tunnels whose labels match.',
+  spec: Spec,
+  status: z.object({
+    tunnels: doc(
+      z.array(z.object({ id: z.string(), uri: z.string() })),
+      'tunnels matching now (refreshed on resync)',
+    ).optional(),
+  }),
+  desired: (s) => ({ labels: s.labels }),
+  observe: (r) => ({ labels: r.labels ?? {} }),
+  updatable: ['labels'],
+  api: {
+    create: (c, body) => c.tunnelGroupBackends.create(body),
+    get: (c, id) => c.tunnelGroupBackends.get(id),
+    update: (c, id, patch) => c.tunnelGroupBackends.update(id, patch),
+    delete: (c, id) => c.tunnelGroupBackends.delete(id),
+    list: (c) => c.tunnelGroupBackends.list(),
+  },
+  statusOf: (r) => ({ tunnels: r.tunnels }),
+});

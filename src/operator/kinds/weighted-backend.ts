@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
+import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
+import { defineBinding } from './binding.ts';
+import { cel, doc } from './crd-schema.ts';
+import { BackendRef } from './module-schemas.ts';
+
+const Entry = cel(
+  z.object({
+    backendRef: BackendRef.optional(),
+    backendID: doc(
+      z.string().regex(/^bkd[a-z]+_[A-Za-z0-9]+$/),
+      'id of a backend managed elsewhere',
+    ).optional(),
+    weight: doc(
+      z.number().int().min(WEIGHT_MIN).max(WEIGHT_MAX),
+      `relative weight, ${WEIGHT_MIN}..${WEIGHT_MAX}`,
+    ),
+  }),
+  {
+    rule: 'has(self.backendRef) != has(self.backendID)',
+    message: 'exactly one of backendRef or backendID must be set',
+  },
+);
+const Spec = z.object({ backends: doc(z.array(Entry).min(1).max(100), 'child backends and their weights') });
+type Spec = z.infer<typeof Spec>;
+
+export const WeightedBackend = defineBinding<Spec, Remote, { backends: Record<string, number> }>({
+  kind: 'WeightedBackend',
+  plural: 'weightedbackends',
+  shortNames: ['wb'],
+  description: 'A backend that spreads traffic over other backends by weight.',
+  spec: Spec,
+  status: z.object({
+    backends: doc(z.record(z.string(), z.number()), 'resolved backend id -> weight').optional(),
+  }),
+  references: (s) =>
+    s.backends.flatMap((b, i) =>
+      b.backendRef
+        ? [{ path: `spec.backends[${i}].backendRef`, kind: b.backendRef.kind, name: b.backendRef.name }]
+        : [],
+    ),
+  desired: (s, ref) => ({
+    backends: Object.fromEntries(
+      s.backends.map((b) => [b.backendID ?? ref(b.backendRef!.kind, b.backendRef!.name), b.weight]),
+    ),
+  }),
+  observe: (r) => ({ backends: r.backends }),
+  updatable: ['backends'],
+  api: {
+    create: (c, body) => c.weightedBackends.create(body),
+    get: (c, id) => c.weightedBackends.get(id),
+    update: (c, id, patch) => c.weightedBackends.update(id, patch),
+    delete: (c, id) => c.weightedBackends.delete(id),
+    list: (c) => c.weightedBackends.list(),
+  },
+  statusOf: (r) => ({ backends: r.backends }),
+});

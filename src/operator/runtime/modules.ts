@@ -1,0 +1,58 @@
+// Module comparison: what the API returns for a module is turned back into the input
+// shape (Refs to ids), secrets are removed from both sides and compared by keyed hash.
+import { createHmac } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+
+type Obj = Record<string, unknown>;
+
+const REF_INPUTS: Record<string, string> = {
+  backend: 'backend_id',
+  ip_policies: 'ip_policy_ids',
+  certificate_authorities: 'certificate_authority_ids',
+};
+
+/** API output -> input shape: Refs become the id fields the input takes. */
+export function outputToInput(out: Obj): Obj {
+  const r: Obj = {};
+  for (const [k, v] of Object.entries(out)) {
+    const input = REF_INPUTS[k];
+    if (input)
+      r[input] = Array.isArray(v) ? v.map((x) => (x as { id: string }).id) : (v as { id: string } | null)?.id;
+    else r[k] = v;
+  }
+  return r;
+}
+
+function walk(o: unknown, path: string[], fn: (parent: Obj, key: string) => void): void {
+  if (!o || typeof o !== 'object' || path.length === 0) return;
+  const [head, ...rest] = path as [string, ...string[]];
+  const keys = head === '*' ? Object.keys(o as Obj) : [head];
+  for (const k of keys) {
+    if (rest.length === 0) {
+      if (k in (o as Obj)) fn(o as Obj, k);
+    } else walk((o as Obj)[k], rest, fn);
+  }
+}
+
+export function withoutSecrets(body: Obj, paths: string[] = []): Obj {
+  const copy = structuredClone(body);
+  for (const p of paths) walk(copy, p.split('.'), (parent, k) => delete parent[k]);
+  return copy;
+}
+
+/** A hash of the secret values keyed by the object's uid: status can hold it, nobody can reverse it cheaply. */
+export function secretDigest(body: Obj, paths: string[] = [], key = ''): string | undefined {
+  const values: string[] = [];
+  for (const p of paths) walk(body, p.split('.'), (parent, k) => values.push(`${p}=${String(parent[k])}`));
+  if (!values.length) return undefined;
+  return createHmac('sha256', key).update(values.sort().join('\n')).digest('hex').slice(0, 32);
+}
+
+/**
+ * Every top-level field the spec sets equals what the API holds; fields the API adds
+ * (defaults, SAML's output-only URLs) are ignored. Values compare exactly, so a header
+ * dropped from a map is noticed.
+ */
+export function covers(want: Obj, have: Obj): boolean {
+  return Object.entries(want).every(([k, v]) => v === undefined || isDeepStrictEqual(v, have[k]));
+}
