@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { WorkQueue } from '../../src/operator/runtime/workqueue.ts';
+
+describe('work queue', () => {
+  it('de-duplicates queued items', async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    expect(q.length).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  it('never hands an item to two workers: re-added while processing, it comes back after done()', async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    q.add('a');
+    const first = await q.get();
+    q.add('a');
+    expect(q.length).toBe(0);
+    let second: string | undefined;
+    void q.get().then((x) => {
+      second = x;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(second).toBeUndefined();
+    q.done(first!);
+    await new Promise((r) => setTimeout(r, 0));
+    expect(second).toBe('a');
+  });
+
+  it('backs off per item exponentially and forgets on success', () => {
+    const q = new WorkQueue<string>({ name: 't', baseDelayMs: 5, maxDelayMs: 1000, qps: 1e9, burst: 1e9 });
+    expect([1, 2, 3, 4].map(() => q.whenRateLimited('a'))).toEqual([5, 10, 20, 40]);
+    expect(q.whenRateLimited('b')).toBe(5);
+    for (let i = 0; i < 20; i++) q.whenRateLimited('a');
+    expect(q.whenRateLimited('a')).toBe(1000);
+    q.forget('a');
+    expect(q.whenRateLimited('a')).toBe(5);
+  });
+
+  it('keeps the earliest of two delayed adds', async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    q.addAfter('a', 10_000);
+    q.addAfter('a', 20);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(q.length).toBe(1);
+  });
+
+  it('drains in-flight work on shutdown and then hands out nothing', async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    q.add('a');
+    const item = await q.get();
+    const stopped = q.shutdown(1000);
+    setTimeout(() => q.done(item!), 20);
+    expect(await stopped).toBe(true);
+    expect(await q.get()).toBeUndefined();
+  });
+});
