@@ -1,18 +1,7 @@
 #!/usr/bin/env node
-import { Command } from 'commander';
-import { USER_AGENT } from '../api/transport.ts';
-import { clusterCommand } from './commands/cluster.ts';
-import { emulatorCommand } from './commands/emulator.ts';
-import { operatorCommand } from './commands/operator.ts';
+import { processIO } from './io.ts';
+import { runCli } from './run-cli.ts';
 
-const program = new Command('edgectl')
-  .description(
-    'Edge Operator: the operator, the API emulator, and agent sessions and tunnels at the terminal',
-  )
-  .version(USER_AGENT)
-  .showHelpAfterError()
-  .addCommand(emulatorCommand())
-  .addCommand(clusterCommand())
-  .addCommand(operatorCommand());
-
-await program.parseAsync(process.argv);
+const code = await runCli(process.argv.slice(2), processIO());
+// long-running commands (operator, emulator) keep the process alive on their own
+if (code !== 0) process.exit(code);

@@ -26,6 +26,7 @@ export interface OperatorConfig {
   drainMs: number;
   localCluster: boolean;
   examples?: string;
+  agentMetricsMs: number;
 }
 
 export function addOperatorOptions(cmd: Command): Command {
@@ -139,5 +140,9 @@ export function readConfig(o: Record<string, string | boolean | undefined>): Ope
     drainMs: parseDuration(String(o.drainTimeout)),
     localCluster: o.localCluster !== false,
     examples: o.examples as string | undefined,
+    agentMetricsMs:
+      String(o.agentMetricsInterval ?? '60s') === '0'
+        ? 0
+        : parseDuration(String(o.agentMetricsInterval ?? '60s')),
   };
 }

@@ -119,6 +119,27 @@ export async function runOperator(
     },
     'starting edge-operator',
   );
+  // Gauges of online sessions and tunnels, so dashboards can alert on agents going away.
+  // Only the leader polls: standbys would spend the account's request budget for nothing.
+  const poll = async () => {
+    if (!manager.isLeader) return;
+    try {
+      let sessions = 0;
+      for await (const _ of api.tunnelSessions.list()) sessions++;
+      let tunnels = 0;
+      for await (const _ of api.tunnels.list()) tunnels++;
+      metrics.sessionsOnline.set(sessions);
+      metrics.tunnelsOnline.set(tunnels);
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'could not poll sessions and tunnels');
+    }
+  };
+  if (cfg.agentMetricsMs > 0) {
+    const timer = setInterval(() => void poll(), cfg.agentMetricsMs);
+    timer.unref();
+    closers.push(async () => clearInterval(timer));
+    setTimeout(() => void poll(), 2000).unref();
+  }
   void manager.start().catch((err) => {
     log.fatal({ err: (err as Error).message }, 'manager failed');
     process.exit(1);

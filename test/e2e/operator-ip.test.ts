@@ -35,7 +35,7 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
 
   beforeAll(async () => {
     w = await world('ip');
-    op = await startOperator(w.emu, w.ns, ['--resync-period', '3s']);
+    op = await startOperator(w.emu, w.ns, ['--resync-period', '3s', '--agent-metrics-interval', '1s']);
   });
   afterAll(async () => {
     await op?.kill();
@@ -281,6 +281,23 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
     expect(mine(await collect(w.api.ipPolicies.list()))).toEqual([]);
     expect(mine(await collect(w.api.ipPolicyRules.list()))).toEqual([]);
     expect(mine(await collect(w.api.ipRestrictions.list()))).toEqual([]);
+  });
+
+  it('exports gauges of online sessions and tunnels', async () => {
+    await fetch(`${w.emu.url}/_emulator/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${w.emu.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'a1',
+        tunnels: [{ forwards_to: 'localhost:1' }, { forwards_to: 'localhost:2' }],
+      }),
+    });
+    await waitFor(
+      'gauges',
+      async () =>
+        (await metric(op.metricsUrl, 'edge_tunnel_sessions_online')) === 1 &&
+        (await metric(op.metricsUrl, 'edge_tunnels_online')) === 2,
+    );
   });
 
   it('serves reconcile and API call counters on /metrics', async () => {

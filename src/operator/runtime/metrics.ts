@@ -106,6 +106,16 @@ export function createMetrics() {
       labelNames: ['name'],
       registers: r,
     }),
+    sessionsOnline: new Gauge({
+      name: 'edge_tunnel_sessions_online',
+      help: 'Online agent sessions on the account (polled)',
+      registers: r,
+    }),
+    tunnelsOnline: new Gauge({
+      name: 'edge_tunnels_online',
+      help: 'Online tunnels on the account (polled)',
+      registers: r,
+    }),
     managedObjects: new Gauge({
       name: 'edge_operator_managed_objects',
       help: 'Custom resources in the informer cache, by kind',

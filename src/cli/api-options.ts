@@ -1,0 +1,25 @@
+import { readFileSync } from 'node:fs';
+import { type Command, Option } from 'commander';
+import { createClient, type EdgeClient } from '../api/client.ts';
+import { CliError, EXIT } from './io.ts';
+
+/** --api-url / --api-key / --api-key-file, shared with the operator's names. */
+export function withApiOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--api-url <url>', 'Edge API base URL').env('EDGE_API_URL'))
+    .addOption(
+      new Option('--api-key <key>', 'API key (prefer the env var or a key file)').env('EDGE_API_KEY'),
+    )
+    .addOption(new Option('--api-key-file <path>', 'file holding the API key').env('EDGE_API_KEY_FILE'));
+}
+
+export function clientFrom(o: { apiUrl?: string; apiKey?: string; apiKeyFile?: string }): EdgeClient {
+  if (!o.apiUrl)
+    throw new CliError(
+      'no API URL: set EDGE_API_URL or --api-url (the emulator: edgectl emulator)',
+      EXIT.usage,
+    );
+  const apiKey = o.apiKey ?? (o.apiKeyFile ? readFileSync(o.apiKeyFile, 'utf8').trim() : undefined);
+  if (!apiKey) throw new CliError('no API key: set EDGE_API_KEY, --api-key or --api-key-file', EXIT.usage);
+  return createClient({ baseUrl: o.apiUrl, apiKey, rateLimitPerMinute: 120 });
+}
