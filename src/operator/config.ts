@@ -104,6 +104,14 @@ export function addOperatorOptions(cmd: Command): Command {
       new Option('--log-level <level>', 'trace, debug, info, warn, error').env('LOG_LEVEL').default('info'),
     )
     .addOption(
+      new Option(
+        '--agent-metrics-interval <duration>',
+        'poll online sessions and tunnels for gauges this often (0: off)',
+      )
+        .env('EDGE_AGENT_METRICS_INTERVAL')
+        .default('60s'),
+    )
+    .addOption(
       new Option('--no-local-cluster', 'never start the local control plane when no cluster is configured'),
     )
     .addOption(

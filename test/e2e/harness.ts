@@ -23,6 +23,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Thrown inside a waitFor condition: stop waiting at once. */
+export class Fatal extends Error {}
+
 export async function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined | false> | T | undefined | false,
@@ -35,6 +38,7 @@ export async function waitFor<T>(
       const v = await fn();
       if (v) return v;
     } catch (e) {
+      if (e instanceof Fatal) throw e;
       last = e;
     }
     if (Date.now() > deadline)
@@ -86,7 +90,12 @@ export async function startOperator(
   const metricsUrl = `http://127.0.0.1:${port}/metrics`;
   await waitFor(
     'operator /healthz',
-    async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
+    async () => {
+      if (proc.exitCode !== null) {
+        throw new Fatal(`operator exited with code ${proc.exitCode}:\n${logs.slice(-10).join('\n')}`);
+      }
+      return (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+    },
     20_000,
   );
   return {

@@ -108,3 +108,25 @@ export type AnyBinding = Binding<any, any, any>;
 export const defineBinding = <Spec, Remote extends RemoteBase, Desired extends Record<string, unknown>>(
   b: Binding<Spec, Remote, Desired>,
 ): Binding<Spec, Remote, Desired> => b;
+
+/** A CRUD family of the client (c.ipPolicyRules, c.httpsEdges, ...). */
+interface CrudFamily<Remote> {
+  create(body: never): Promise<Remote>;
+  get(id: string): Promise<Remote>;
+  update(id: string, patch: never): Promise<Remote>;
+  delete(id: string): Promise<undefined>;
+  list(): AsyncIterable<Remote>;
+}
+
+/** The api block of a binding whose resource is a plain CRUD family of the client. */
+export function crudApi<Remote extends RemoteBase>(pick: (c: EdgeClient) => CrudFamily<Remote>) {
+  return {
+    create: (c: EdgeClient, body: Record<string, unknown>) => pick(c).create(body as never),
+    get: (c: EdgeClient, id: string) => pick(c).get(id),
+    update: (c: EdgeClient, id: string, patch: Record<string, unknown>) => pick(c).update(id, patch as never),
+    delete: async (c: EdgeClient, id: string) => {
+      await pick(c).delete(id);
+    },
+    list: (c: EdgeClient) => pick(c).list(),
+  };
+}

@@ -5,7 +5,7 @@ import type {
   TLSEdge as LRemote,
   TCPEdge as TRemote,
 } from '../../api/schemas/edges.ts';
-import { defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from './binding.ts';
 import { doc } from './crd-schema.ts';
 import {
   BackendModule,
@@ -19,10 +19,15 @@ import {
 } from './module-schemas.ts';
 
 type Hosts = { hostports: string[] };
-const hostports = (s: { hostports?: string[] }) => ({ hostports: s.hostports ?? [] });
-const observeHosts = (r: { hostports: string[] | null }) => ({ hostports: r.hostports ?? [] });
-const hostportsStatus = z.object({ hostports: z.array(z.string()).optional() });
-const columns = [{ name: 'Hostports', type: 'string' as const, jsonPath: '.spec.hostports' }];
+/** What the three edge kinds share: hostports in spec and status. */
+const edgeBase = {
+  status: z.object({ hostports: z.array(z.string()).optional() }),
+  columns: [{ name: 'Hostports', type: 'string' as const, jsonPath: '.spec.hostports' }],
+  desired: (s: { hostports?: string[] }): Hosts => ({ hostports: s.hostports ?? [] }),
+  observe: (r: { hostports: string[] | null }): Hosts => ({ hostports: r.hostports ?? [] }),
+  updatable: ['hostports'] as const,
+  statusOf: (r: { hostports: string[] | null }) => ({ hostports: r.hostports ?? [] }),
+};
 
 const tlsTerminationBody = (
   t: z.infer<typeof TLSTermination> | z.infer<typeof HTTPSTLSTermination> | undefined,
@@ -45,11 +50,7 @@ export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts
   shortNames: ['httpsedge'],
   description: 'An HTTPS edge: hostports whose traffic HTTPSEdgeRoutes route.',
   spec: HTTPSSpec,
-  status: hostportsStatus,
-  columns,
-  desired: hostports,
-  observe: observeHosts,
-  updatable: ['hostports'],
+  ...edgeBase,
   modules: [
     edgeModule(
       'tls_termination',
@@ -57,14 +58,7 @@ export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts
       (c) => c.httpsEdgeModules.tls_termination,
     ),
   ],
-  api: {
-    create: (c, body) => c.httpsEdges.create(body as never),
-    get: (c, id) => c.httpsEdges.get(id),
-    update: (c, id, patch) => c.httpsEdges.update(id, patch),
-    delete: (c, id) => c.httpsEdges.delete(id),
-    list: (c) => c.httpsEdges.list(),
-  },
-  statusOf: (r) => ({ hostports: r.hostports ?? [] }),
+  api: crudApi((c) => c.httpsEdges),
 });
 
 const TCPSpec = z.object({
@@ -77,12 +71,8 @@ export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
   shortNames: ['tcpedge'],
   description: 'A TCP edge: hostports and the backend that serves them.',
   spec: TCPSpec,
-  status: hostportsStatus,
-  columns,
+  ...edgeBase,
   references: (s) => backendRefs('spec.backend', s.backend),
-  desired: hostports,
-  observe: observeHosts,
-  updatable: ['hostports'],
   modules: [
     edgeModule(
       'backend',
@@ -90,14 +80,7 @@ export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
       (c) => c.tcpEdgeModules.backend,
     ),
   ],
-  api: {
-    create: (c, body) => c.tcpEdges.create(body as never),
-    get: (c, id) => c.tcpEdges.get(id),
-    update: (c, id, patch) => c.tcpEdges.update(id, patch),
-    delete: (c, id) => c.tcpEdges.delete(id),
-    list: (c) => c.tcpEdges.list(),
-  },
-  statusOf: (r) => ({ hostports: r.hostports ?? [] }),
+  api: crudApi((c) => c.tcpEdges),
 });
 
 const TLSSpec = z.object({
@@ -112,12 +95,8 @@ export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
   shortNames: ['tlsedge'],
   description: 'A TLS edge: hostports, mutual TLS, TLS termination and a backend.',
   spec: TLSSpec,
-  status: hostportsStatus,
-  columns,
+  ...edgeBase,
   references: (s) => backendRefs('spec.backend', s.backend),
-  desired: hostports,
-  observe: observeHosts,
-  updatable: ['hostports'],
   modules: [
     edgeModule(
       'backend',
@@ -141,12 +120,5 @@ export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
       (c) => c.tlsEdgeModules.tls_termination,
     ),
   ],
-  api: {
-    create: (c, body) => c.tlsEdges.create(body as never),
-    get: (c, id) => c.tlsEdges.get(id),
-    update: (c, id, patch) => c.tlsEdges.update(id, patch),
-    delete: (c, id) => c.tlsEdges.delete(id),
-    list: (c) => c.tlsEdges.list(),
-  },
-  statusOf: (r) => ({ hostports: r.hostports ?? [] }),
+  api: crudApi((c) => c.tlsEdges),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RULE_ACTIONS } from '../../api/limits.ts';
 import type { IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
-import { defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from './binding.ts';
 import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
 
 const Spec = cel(
@@ -45,12 +45,6 @@ export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
   }),
   observe: (r) => ({ cidr: r.cidr, action: r.action, ip_policy_id: r.ip_policy.id }),
   updatable: ['cidr'],
-  api: {
-    create: (c, body) => c.ipPolicyRules.create(body),
-    get: (c, id) => c.ipPolicyRules.get(id),
-    update: (c, id, patch) => c.ipPolicyRules.update(id, patch),
-    delete: (c, id) => c.ipPolicyRules.delete(id),
-    list: (c) => c.ipPolicyRules.list(),
-  },
+  api: crudApi((c) => c.ipPolicyRules),
   statusOf: (r) => ({ ipPolicyID: r.ip_policy.id }),
 });

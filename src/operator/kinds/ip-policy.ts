@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { IPPolicy as Remote } from '../../api/schemas/ip.ts';
-import { defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from './binding.ts';
 
 export const IPPolicy = defineBinding<Record<string, never>, Remote, Record<string, never>>({
   kind: 'IPPolicy',
@@ -12,11 +12,5 @@ export const IPPolicy = defineBinding<Record<string, never>, Remote, Record<stri
   desired: () => ({}),
   observe: () => ({}),
   updatable: [],
-  api: {
-    create: (c, body) => c.ipPolicies.create(body),
-    get: (c, id) => c.ipPolicies.get(id),
-    update: (c, id, patch) => c.ipPolicies.update(id, patch),
-    delete: (c, id) => c.ipPolicies.delete(id),
-    list: (c) => c.ipPolicies.list(),
-  },
+  api: crudApi((c) => c.ipPolicies),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RESTRICTION_TYPES } from '../../api/limits.ts';
 import type { IPRestriction as Remote } from '../../api/schemas/ip.ts';
-import { defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from './binding.ts';
 import { cel, doc, immutable, localRef } from './crd-schema.ts';
 
 const Spec = cel(
@@ -56,12 +56,6 @@ export const IPRestriction = defineBinding<Spec, Remote, Desired>({
     ip_policy_ids: r.ip_policies.map((p) => p.id).sort(),
   }),
   updatable: ['enforced', 'ip_policy_ids'],
-  api: {
-    create: (c, body) => c.ipRestrictions.create(body),
-    get: (c, id) => c.ipRestrictions.get(id),
-    update: (c, id, patch) => c.ipRestrictions.update(id, patch),
-    delete: (c, id) => c.ipRestrictions.delete(id),
-    list: (c) => c.ipRestrictions.list(),
-  },
+  api: crudApi((c) => c.ipRestrictions),
   statusOf: (r) => ({ ipPolicyIDs: r.ip_policies.map((p) => p.id) }),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ACL_RULE_PATTERN, SSH_PUBLIC_KEY_PATTERN } from '../../api/rules.ts';
 import type { SSHCredential as Remote } from '../../api/schemas/credentials.ts';
-import { defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from './binding.ts';
 import { cel, doc, immutable } from './crd-schema.ts';
 
 const Spec = z.object({
@@ -39,16 +39,14 @@ export const SSHCredential = defineBinding<Spec, Remote, Desired>({
   observe: (r) => ({ public_key: r.public_key, acl: r.acl, ...(r.owner_id ? { owner_id: r.owner_id } : {}) }),
   updatable: ['acl'],
   api: {
-    create: (c, body) => c.sshCredentials.create(body),
-    get: (c, id) => c.sshCredentials.get(id),
+    ...crudApi((c) => c.sshCredentials),
+    // public_key and owner_id are creation-only: never sent on update
     update: (c, id, patch) =>
       c.sshCredentials.update(id, {
         description: patch.description,
         metadata: patch.metadata,
         acl: patch.acl,
       }),
-    delete: (c, id) => c.sshCredentials.delete(id),
-    list: (c) => c.sshCredentials.list(),
   },
   statusOf: (r) => ({ ownerID: r.owner_id }),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TunnelGroupBackend as Remote } from '../../api/schemas/backends.ts';
-import { defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from './binding.ts';
 import { doc } from './crd-schema.ts';
 
 const Spec = z.object({
@@ -23,12 +23,6 @@ export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<s
   desired: (s) => ({ labels: s.labels }),
   observe: (r) => ({ labels: r.labels ?? {} }),
   updatable: ['labels'],
-  api: {
-    create: (c, body) => c.tunnelGroupBackends.create(body),
-    get: (c, id) => c.tunnelGroupBackends.get(id),
-    update: (c, id, patch) => c.tunnelGroupBackends.update(id, patch),
-    delete: (c, id) => c.tunnelGroupBackends.delete(id),
-    list: (c) => c.tunnelGroupBackends.list(),
-  },
+  api: crudApi((c) => c.tunnelGroupBackends),
   statusOf: (r) => ({ tunnels: r.tunnels }),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
 import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
-import { defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from './binding.ts';
 import { cel, doc } from './crd-schema.ts';
 import { BackendRef } from './module-schemas.ts';
 
@@ -47,12 +47,6 @@ export const WeightedBackend = defineBinding<Spec, Remote, { backends: Record<st
   }),
   observe: (r) => ({ backends: r.backends }),
   updatable: ['backends'],
-  api: {
-    create: (c, body) => c.weightedBackends.create(body),
-    get: (c, id) => c.weightedBackends.get(id),
-    update: (c, id, patch) => c.weightedBackends.update(id, patch),
-    delete: (c, id) => c.weightedBackends.delete(id),
-    list: (c) => c.weightedBackends.list(),
-  },
+  api: crudApi((c) => c.weightedBackends),
   statusOf: (r) => ({ backends: r.backends }),
 });
