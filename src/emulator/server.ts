@@ -2,7 +2,7 @@
 // wire schemas as the only validation, and every error in the API's one body shape.
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { type AnyOp, flattenOperations, pathParams } from '../api/operations.ts';
 import { AgentSpec, addAgent, agentHandlers, removeAgent } from './agents.ts';
 import type { Caller, Ctx } from './context.ts';
@@ -17,6 +17,19 @@ export interface ApiKey {
   ownerId: string;
   admin: boolean;
 }
+
+/** `--keys-file`: {keys: [{key, owner_id, admin}]} in YAML or JSON. */
+export const KeysFile = z.strictObject({
+  keys: z
+    .array(
+      z.strictObject({
+        key: z.string().min(1),
+        owner_id: z.string().regex(/^(usr|bot)_[A-Za-z0-9]+$/, 'must be a user (usr_) or bot (bot_) id'),
+        admin: z.boolean().default(false),
+      }),
+    )
+    .min(1),
+});
 
 export interface EmulatorOptions {
   host?: string;

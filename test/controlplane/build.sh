@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the test control plane (kube-apiserver, etcd) from the Go modules beside this
-# script, into a cache outside the repo keyed by version. Builds only what is missing.
+# Builds the test control plane (kube-apiserver, etcd), and helm and kustomize for the
+# packaging tests, from the Go modules beside this script into a cache outside the repo,
+# keyed by version. Builds only what is missing.
 # Usage: test/controlplane/build.sh   (prints the bin directory on its last line)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,4 +35,14 @@ build etcd etcd go.etcd.io/etcd/server/v3 "$ever" "-s -w"
 
 ln -sf "kube-apiserver-$kver" "$bin/kube-apiserver"
 ln -sf "etcd-$ever" "$bin/etcd"
+
+# helm and kustomize, for the packaging tests (EDGE_SKIP_PACKAGING_TOOLS=1 skips them)
+if [ -z "${EDGE_SKIP_PACKAGING_TOOLS:-}" ]; then
+  hver=$(modver helm helm.sh/helm/v3)
+  build helm helm helm.sh/helm/v3/cmd/helm "$hver" "-s -w -X helm.sh/helm/v3/internal/version.version=$hver"
+  kzver=$(modver kustomize sigs.k8s.io/kustomize/kustomize/v5)
+  build kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5 "$kzver" "-s -w"
+  ln -sf "helm-$hver" "$bin/helm"
+  ln -sf "kustomize-$kzver" "$bin/kustomize"
+fi
 echo "$bin"

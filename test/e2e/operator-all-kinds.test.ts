@@ -204,6 +204,61 @@ describe.skipIf(!!skipReason)('all kinds from deploy/examples', () => {
     );
   });
 
+  it('every kind: a spec change reaches the API, and an out-of-band change is put back', async () => {
+    // how to read and tamper with each kind's remote resource
+    type Remote = { description?: string };
+    const remote: Record<
+      string,
+      {
+        get(s: Record<string, unknown>): Promise<Remote>;
+        tamper(s: Record<string, unknown>): Promise<unknown>;
+      }
+    > = {};
+    const family = {
+      IPPolicy: w.api.ipPolicies,
+      IPPolicyRule: w.api.ipPolicyRules,
+      IPRestriction: w.api.ipRestrictions,
+      TunnelGroupBackend: w.api.tunnelGroupBackends,
+      WeightedBackend: w.api.weightedBackends,
+      SSHCredential: w.api.sshCredentials,
+      HTTPSEdge: w.api.httpsEdges,
+      TCPEdge: w.api.tcpEdges,
+      TLSEdge: w.api.tlsEdges,
+    } as const;
+    for (const [kind, f] of Object.entries(family)) {
+      remote[kind] = {
+        get: (s) => f.get(s.id as string),
+        tamper: (s) => f.update(s.id as string, { description: 'tampered' }),
+      };
+    }
+    remote.HTTPSEdgeRoute = {
+      get: (s) => w.api.httpsEdgeRoutes.get(s.edgeID as string, s.id as string),
+      tamper: (s) =>
+        w.api.httpsEdgeRoutes.update(s.edgeID as string, s.id as string, { description: 'tampered' }),
+    };
+    expect(Object.keys(remote).sort()).toEqual(BINDINGS.map((b) => b.kind).sort());
+
+    await Promise.all(
+      BINDINGS.map(async (b) => {
+        const [o] = (await w.kube.list(res(b.plural), w.ns)).items;
+        expect(o, b.kind).toBeTruthy();
+        const name = o!.metadata.name;
+        await w.kube.patch(res(b.plural), w.ns, name, { spec: { description: `managed ${b.kind}` } });
+        const status = await waitFor(`${b.kind} updated`, async () => {
+          const x = await w.kube.get(res(b.plural), w.ns, name);
+          return x.status?.observedGeneration === x.metadata.generation && ready(x) ? x.status! : undefined;
+        });
+        expect((await remote[b.kind]!.get(status)).description, b.kind).toBe(`managed ${b.kind}`);
+        await remote[b.kind]!.tamper(status);
+        await waitFor(
+          `${b.kind} drift put back`,
+          async () => (await remote[b.kind]!.get(status)).description === `managed ${b.kind}`,
+          20_000,
+        );
+      }),
+    );
+  });
+
   it('keeps secret values out of status and events', async () => {
     const dump = JSON.stringify([
       ...(await Promise.all(

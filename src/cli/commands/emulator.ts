@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { AgentsFile } from '../../emulator/agents.ts';
-import { type ApiKey, DEFAULT_API_KEY, startEmulator } from '../../emulator/server.ts';
+import { type ApiKey, DEFAULT_API_KEY, KeysFile, startEmulator } from '../../emulator/server.ts';
 
 /** KEY, KEY:OWNER or KEY:OWNER:admin */
 function parseKey(spec: string): ApiKey {
@@ -35,6 +35,11 @@ export function emulatorCommand(): Command {
       ).env('EDGE_EMULATOR_ADMIN_KEY'),
     )
     .addOption(
+      new Option('--keys-file <path>', 'YAML or JSON file of API keys: {keys: [{key, owner_id, admin}]}').env(
+        'EDGE_EMULATOR_KEYS_FILE',
+      ),
+    )
+    .addOption(
       new Option(
         '--data-file <path>',
         'keep state in this file; every acknowledged write survives kill -9',
@@ -48,7 +53,16 @@ export function emulatorCommand(): Command {
       const emu = await startEmulator({
         host: o.host,
         port: Number(o.port),
-        apiKeys: (o.apiKey as string[]).map(parseKey),
+        apiKeys: [
+          ...(o.apiKey as string[]).map(parseKey),
+          ...(o.keysFile
+            ? KeysFile.parse(parseYaml(readFileSync(o.keysFile, 'utf8'))).keys.map((k) => ({
+                key: k.key,
+                ownerId: k.owner_id,
+                admin: k.admin,
+              }))
+            : []),
+        ],
         adminKey: o.adminKey,
         dataFile: o.dataFile,
         agents,
