@@ -17,6 +17,40 @@ const BUILTIN: Record<string, ResourcePath & { namespaced: boolean }> = {
   'v1/Namespace': { group: '', version: 'v1', plural: 'namespaces', namespaced: false },
   'v1/Secret': { group: '', version: 'v1', plural: 'secrets', namespaced: true },
   'v1/ConfigMap': { group: '', version: 'v1', plural: 'configmaps', namespaced: true },
+  'v1/ServiceAccount': { group: '', version: 'v1', plural: 'serviceaccounts', namespaced: true },
+  'v1/Service': { group: '', version: 'v1', plural: 'services', namespaced: true },
+  'v1/Pod': { group: '', version: 'v1', plural: 'pods', namespaced: true },
+  'apps/v1/Deployment': { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true },
+  'policy/v1/PodDisruptionBudget': {
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    namespaced: true,
+  },
+  'rbac.authorization.k8s.io/v1/ClusterRole': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    namespaced: false,
+  },
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterrolebindings',
+    namespaced: false,
+  },
+  'rbac.authorization.k8s.io/v1/Role': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'roles',
+    namespaced: true,
+  },
+  'rbac.authorization.k8s.io/v1/RoleBinding': {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'rolebindings',
+    namespaced: true,
+  },
 };
 
 export function resourceFor(obj: KubeObject): ResourcePath & { namespaced: boolean } {
@@ -42,7 +76,13 @@ export function readManifests(path: string): KubeObject[] {
   );
 }
 
-export async function apply(kube: Kube, objs: KubeObject[], defaultNamespace = 'default'): Promise<void> {
+/** Server-side apply; with dryRun the API server admits and validates but stores nothing. */
+export async function apply(
+  kube: Kube,
+  objs: KubeObject[],
+  defaultNamespace = 'default',
+  opts: { dryRun?: boolean } = {},
+): Promise<void> {
   for (const obj of objs) {
     const r = resourceFor(obj);
     const ns = r.namespaced ? (obj.metadata.namespace ?? defaultNamespace) : undefined;
@@ -50,11 +90,11 @@ export async function apply(kube: Kube, objs: KubeObject[], defaultNamespace = '
     await kube.request('PATCH', resourceUrl(r, ns, obj.metadata.name), {
       body,
       contentType: 'application/apply-patch+yaml',
-      query: { fieldManager: 'edge-operator-apply', force: true },
+      query: { fieldManager: 'edge-operator-apply', force: true, dryRun: opts.dryRun ? 'All' : undefined },
     });
   }
   // CRDs must be established before objects of their kinds are accepted
-  for (const obj of objs.filter((o) => o.kind === 'CustomResourceDefinition')) {
+  for (const obj of objs.filter((o) => o.kind === 'CustomResourceDefinition' && !opts.dryRun)) {
     for (let i = 0; i < 100; i++) {
       const crd = await kube.get<{ status?: { conditions?: { type: string; status: string }[] } }>(
         BUILTIN['apiextensions.k8s.io/v1/CustomResourceDefinition']!,

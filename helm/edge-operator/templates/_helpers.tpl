@@ -1,0 +1,39 @@
+{{- define "edge-operator.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}{{ .Release.Name | trunc 63 | trimSuffix "-" }}{{ else }}{{ printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}{{ end }}
+{{- end }}
+
+{{- define "edge-operator.labels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end }}
+
+{{- define "edge-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ .Chart.Name }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "edge-operator.secretName" -}}
+{{- if .Values.api.existingSecret }}{{ .Values.api.existingSecret }}{{ else }}{{ include "edge-operator.fullname" . }}-api{{ end }}
+{{- end }}
+
+{{/* The operator's permissions on its own kinds: the same rules for a ClusterRole or a Role. */}}
+{{- define "edge-operator.kindRules" -}}
+- apiGroups: [edge.tunnel.dev]
+  resources: [ippolicies, ippolicyrules, iprestrictions, tunnelgroupbackends, weightedbackends, sshcredentials, httpsedges, httpsedgeroutes, tcpedges, tlsedges]
+  verbs: [get, list, watch, patch, update]
+- apiGroups: [edge.tunnel.dev]
+  resources: [ippolicies/status, ippolicyrules/status, iprestrictions/status, tunnelgroupbackends/status, weightedbackends/status, sshcredentials/status, httpsedges/status, httpsedgeroutes/status, tcpedges/status, tlsedges/status]
+  verbs: [get, patch, update]
+- apiGroups: [edge.tunnel.dev]
+  resources: [ippolicies/finalizers, ippolicyrules/finalizers, iprestrictions/finalizers, tunnelgroupbackends/finalizers, weightedbackends/finalizers, sshcredentials/finalizers, httpsedges/finalizers, httpsedgeroutes/finalizers, tcpedges/finalizers, tlsedges/finalizers]
+  verbs: [update]
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [events]
+  verbs: [create, patch]
+{{- end }}

@@ -1,0 +1,182 @@
+// The chart and the kustomize base against a real API server: accepted by server-side dry
+// run, installed and uninstalled for real, least-privilege RBAC, restricted pod security.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { cacheDir, REPO_ROOT } from '../../src/localcluster/cluster.ts';
+import { apply } from '../../src/operator/apply.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
+import { renderBase } from '../packaging/render-base.ts';
+import { kubeconfig, NAMESPACES, skipReason, type World, waitFor, world } from './harness.ts';
+
+const bin = (name: string) => join(cacheDir(), 'bin', name);
+const haveTools = existsSync(bin('helm')) && existsSync(bin('kustomize'));
+if (!skipReason && !haveTools && process.env.CI)
+  throw new Error('helm/kustomize not built: run test/controlplane/build.sh');
+const CHART = join(REPO_ROOT, 'helm/edge-operator');
+const docs = (yaml: string) =>
+  parseAllDocuments(yaml)
+    .map((d) => d.toJS() as KubeObject)
+    .filter(Boolean);
+const helm = (...args: string[]) =>
+  execFileSync(bin('helm'), [...args, '--kubeconfig', kubeconfig], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+const template = (...set: string[]) =>
+  docs(
+    execFileSync(
+      bin('helm'),
+      [
+        'template',
+        'edge-operator',
+        CHART,
+        '--namespace',
+        'edge-system',
+        '--kube-version',
+        '1.35.0',
+        ...set.flatMap((s) => ['--set', s]),
+      ],
+      { encoding: 'utf8' },
+    ),
+  );
+
+describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world('pkg');
+  });
+  afterAll(async () => {
+    await w?.close();
+  });
+
+  it('helm lint --strict is clean', () => {
+    expect(() => execFileSync(bin('helm'), ['lint', '--strict', CHART], { encoding: 'utf8' })).not.toThrow();
+  });
+
+  it('deploy/base/operator.yaml is the chart rendered (npm run deploy:base)', () => {
+    expect(readFileSync(join(REPO_ROOT, 'deploy/base/operator.yaml'), 'utf8')).toBe(renderBase());
+  });
+
+  it('the rendered RBAC has no wildcard and covers every kind, its status and finalizers', () => {
+    for (const set of [[], ['watchNamespaces={a,b}']]) {
+      const roles = template(...set).filter((o) => o.kind === 'ClusterRole' || o.kind === 'Role');
+      const rules = roles.flatMap(
+        (r) =>
+          (r as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }).rules,
+      );
+      for (const r of rules)
+        for (const x of [...r.apiGroups, ...r.resources, ...r.verbs]) expect(x).not.toContain('*');
+      const edge = rules.filter((r) => r.apiGroups.includes('edge.tunnel.dev')).flatMap((r) => r.resources);
+      for (const b of BINDINGS)
+        for (const res of [b.plural, `${b.plural}/status`, `${b.plural}/finalizers`])
+          expect(edge).toContain(res);
+      const secrets = rules.filter((r) => r.resources.includes('secrets'));
+      expect([...new Set(secrets.flatMap((r) => r.verbs))].sort()).toEqual(['get', 'list', 'watch']);
+    }
+  });
+
+  it('helm template and kustomize output are accepted by the API server (server-side dry run)', async () => {
+    await w.kube
+      .create(NAMESPACES, undefined, { metadata: { name: 'edge-system' } })
+      .catch((e: KubeError) => {
+        if (e.status !== 409) throw e;
+      });
+    await apply(
+      w.kube,
+      template(
+        'api.url=https://api.example.com',
+        'api.key=k',
+        'podDisruptionBudget.enabled=true',
+        'replicaCount=2',
+      ),
+      'edge-system',
+      { dryRun: true },
+    );
+    await apply(w.kube, template('watchNamespaces={default}'), 'edge-system', { dryRun: true });
+    for (const dir of ['deploy', 'deploy/overlays/example']) {
+      const objs = docs(
+        execFileSync(bin('kustomize'), ['build', join(REPO_ROOT, dir)], { encoding: 'utf8' }),
+      );
+      expect(objs.some((o) => o.kind === 'Deployment')).toBe(true);
+      await apply(w.kube, objs, 'edge-system', { dryRun: true });
+    }
+  });
+
+  it('the pod passes the restricted Pod Security Standard (enforced by the API server)', async () => {
+    const ns = `${w.ns}-restricted`;
+    await w.kube.create(NAMESPACES, undefined, {
+      metadata: { name: ns, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
+    });
+    const deploy = template('api.existingSecret=x').find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { spec: Record<string, unknown> } };
+    };
+    const pod = (spec: Record<string, unknown>) =>
+      ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'probe', namespace: ns },
+        spec,
+      }) as unknown as KubeObject;
+    await apply(w.kube, [pod(deploy.spec.template.spec)], ns, { dryRun: true });
+    // and the admission really enforces: the same pod without its securityContext is refused
+    const loose = structuredClone(deploy.spec.template.spec) as {
+      securityContext?: unknown;
+      containers: { securityContext?: unknown }[];
+    };
+    delete loose.securityContext;
+    delete loose.containers[0]!.securityContext;
+    const err = (await apply(w.kube, [pod(loose)], ns, { dryRun: true }).catch((e) => e)) as KubeError;
+    expect(err).toBeInstanceOf(KubeError);
+    expect(err.message).toMatch(/violates PodSecurity "restricted/);
+    await w.kube.delete(NAMESPACES, undefined, ns).catch(() => {});
+  });
+
+  it('helm install creates the objects and helm uninstall removes them', async () => {
+    const ns = `${w.ns}-helm`;
+    helm(
+      'install',
+      'eo',
+      CHART,
+      '-n',
+      ns,
+      '--create-namespace',
+      '--set',
+      'api.key=secret-value',
+      '--set',
+      'api.url=https://api.example.com',
+    );
+    const sa = { group: '', version: 'v1', plural: 'serviceaccounts' };
+    const deployments = { group: 'apps', version: 'v1', plural: 'deployments' };
+    const crb = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings' };
+    await expect(w.kube.get(deployments, ns, 'eo-edge-operator')).resolves.toBeTruthy();
+    await expect(w.kube.get(sa, ns, 'eo-edge-operator')).resolves.toBeTruthy();
+    await expect(w.kube.get(crb, undefined, 'eo-edge-operator')).resolves.toBeTruthy();
+    expect(helm('status', 'eo', '-n', ns)).toContain('STATUS: deployed');
+    helm('uninstall', 'eo', '-n', ns);
+    await waitFor('objects removed', async () => {
+      const gone = await Promise.all([
+        w.kube.get(deployments, ns, 'eo-edge-operator').then(
+          () => false,
+          (e: KubeError) => e.status === 404,
+        ),
+        w.kube.get(crb, undefined, 'eo-edge-operator').then(
+          () => false,
+          (e: KubeError) => e.status === 404,
+        ),
+      ]);
+      return gone.every(Boolean);
+    });
+    // CRDs stay: deleting them would delete every user's objects
+    await expect(
+      w.kube.get(
+        { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' },
+        undefined,
+        'ippolicies.edge.tunnel.dev',
+      ),
+    ).resolves.toBeTruthy();
+  });
+});
