@@ -189,6 +189,7 @@ export class Kube {
       clearTimeout(idle);
       idle = setTimeout(() => local.abort(new Error(`watch idle for ${opts.idleMs}ms`)), opts.idleMs);
     };
+    let lines: ReturnType<typeof createInterface> | undefined;
     try {
       poke();
       const res = await fetch(url, {
@@ -200,7 +201,12 @@ export class Kube {
       if (res.status !== 200 || !res.body) {
         throw new KubeError(res.status, `watch ${url.pathname}: ${res.status} ${await res.text()}`);
       }
-      const lines = createInterface({ input: Readable.fromWeb(res.body as never), crlfDelay: Infinity });
+      const body = Readable.fromWeb(res.body as never);
+      lines = createInterface({ input: body, crlfDelay: Infinity });
+      // Aborting below errors the stream after the loop is gone: without listeners that
+      // 'error' would be unhandled and end the process.
+      body.on('error', () => {});
+      lines.on('error', () => {});
       for await (const line of lines) {
         poke();
         if (!line) continue;
@@ -209,6 +215,7 @@ export class Kube {
     } finally {
       clearTimeout(idle);
       opts.signal.removeEventListener('abort', abort);
+      lines?.close();
       local.abort();
     }
   }

@@ -1,0 +1,234 @@
+// Shared by the benchmark scripts and the small-N e2e run: a mixed set of objects of every
+// kind, convergence timing, and the invariants (no duplicate, no orphan, nothing stuck).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
+import type { Emulator } from '../../src/emulator/server.ts';
+import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
+import { GROUP, VERSION } from '../../src/operator/kinds/crd-schema.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import type { Kube, KubeObject } from '../../src/operator/runtime/kube.ts';
+import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
+
+export const res = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+const obj = (kind: string, ns: string, name: string, spec: Record<string, unknown>): KubeObject => ({
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind,
+  metadata: { name, namespace: ns },
+  spec,
+});
+
+/** n objects, ten kinds per group of ten, with references inside each group. */
+export function mixedObjects(n: number, ns: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (let g = 0; out.length < n; g++) {
+    const o = (i: number) => `${g}.${i}`;
+    const group = [
+      obj('IPPolicy', ns, `p${g}`, {}),
+      obj('IPPolicyRule', ns, `r${g}`, {
+        ipPolicyRef: { name: `p${g}` },
+        cidr: `10.${(g >> 8) & 255}.${g & 255}.0/24`,
+        action: 'allow',
+      }),
+      obj('IPRestriction', ns, `x${g}`, { type: 'endpoints', ipPolicyRefs: [{ name: `p${g}` }] }),
+      obj('TunnelGroupBackend', ns, `t${g}`, { labels: { group: String(g) } }),
+      obj('WeightedBackend', ns, `w${g}`, {
+        backends: [{ backendRef: { kind: 'TunnelGroupBackend', name: `t${g}` }, weight: 100 }],
+      }),
+      obj('HTTPSEdge', ns, `e${g}`, { hostports: [`g${g}.example.com:443`] }),
+      obj('HTTPSEdgeRoute', ns, `ro${g}`, {
+        edgeRef: { name: `e${g}` },
+        matchType: 'path_prefix',
+        match: '/',
+        backend: { backendRef: { kind: 'WeightedBackend', name: `w${g}` } },
+        compression: {},
+      }),
+      obj('TCPEdge', ns, `tcp${g}`, {
+        hostports: [`${g}.tcp.example.com:${10000 + (g % 50000)}`],
+        backend: { backendRef: { kind: 'TunnelGroupBackend', name: `t${g}` } },
+      }),
+      obj('TLSEdge', ns, `tls${g}`, { hostports: [`tls${g}.example.com:443`] }),
+      obj('IPPolicy', ns, `q${g}`, { description: o(9) }),
+    ];
+    out.push(...group.slice(0, n - out.length));
+  }
+  return out;
+}
+
+export async function pool<T>(
+  items: T[],
+  concurrency: number,
+  fn: (t: T) => Promise<unknown>,
+): Promise<void> {
+  const queue = [...items];
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let x = queue.shift(); x !== undefined; x = queue.shift()) await fn(x);
+    }),
+  );
+}
+
+export const pluralOf = (kind: string) => BINDINGS.find((b) => b.kind === kind)!.plural;
+
+export async function createAll(kube: Kube, objs: KubeObject[], concurrency = 16): Promise<void> {
+  await pool(objs, concurrency, (o) => kube.create(res(pluralOf(o.kind!)), o.metadata.namespace, o));
+}
+
+export async function listAll(kube: Kube, ns: string): Promise<KubeObject[]> {
+  const lists = await Promise.all(BINDINGS.map((b) => kube.list(res(b.plural), ns)));
+  return lists.flatMap((l) => l.items);
+}
+
+const isReady = (o: KubeObject) =>
+  (o.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+    (c) => c.type === 'Ready' && c.status === 'True',
+  ) && o.status?.observedGeneration === o.metadata.generation;
+
+export async function waitAll(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<number> {
+  const t0 = performance.now();
+  while (!(await check())) {
+    if (performance.now() - t0 > timeoutMs)
+      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)}s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return performance.now() - t0;
+}
+
+export const allReady = (kube: Kube, ns: string, n: number) => async () => {
+  const items = await listAll(kube, ns);
+  return items.length === n && items.every(isReady);
+};
+
+/** Every remote resource the operator made, by the owner marker it carries. */
+export async function ownedRemotes(
+  api: EdgeClient,
+  clusterId: string,
+): Promise<{ id: string; uid: string }[]> {
+  const families = [
+    api.ipPolicies,
+    api.ipPolicyRules,
+    api.ipRestrictions,
+    api.tunnelGroupBackends,
+    api.weightedBackends,
+    api.sshCredentials,
+    api.httpsEdges,
+    api.tcpEdges,
+    api.tlsEdges,
+  ];
+  const out: { id: string; uid: string }[] = [];
+  for (const f of families) {
+    for (const r of await collect((f.list as () => AsyncIterable<{ id: string; metadata?: string }>)())) {
+      const o = decodeMetadata(r.metadata).owner;
+      if (o?.cluster === clusterId) out.push({ id: r.id, uid: o.uid });
+    }
+  }
+  for (const e of await collect(api.httpsEdges.list())) {
+    for (const r of e.routes) {
+      const o = decodeMetadata(r.metadata).owner;
+      if (o?.cluster === clusterId) out.push({ id: r.id, uid: o.uid });
+    }
+  }
+  return out;
+}
+
+/** No two remote resources carry the same owner, and each belongs to a live object. */
+export async function invariants(kube: Kube, api: EdgeClient, ns: string, clusterId: string) {
+  const remotes = await ownedRemotes(api, clusterId);
+  const byUid = new Map<string, string[]>();
+  for (const r of remotes) byUid.set(r.uid, [...(byUid.get(r.uid) ?? []), r.id]);
+  const duplicates = [...byUid.entries()].filter(([, ids]) => ids.length > 1);
+  const live = new Set((await listAll(kube, ns)).map((o) => o.metadata.uid));
+  const orphans = remotes.filter((r) => !live.has(r.uid));
+  return { remotes: remotes.length, duplicates, orphans };
+}
+
+export interface OperatorChild {
+  proc: ChildProcess;
+  metricsUrl: string;
+  kill(sig?: NodeJS.Signals): Promise<void>;
+}
+
+/** Exits nobody asked for (an operator crash), across every operator started here. */
+export const unexpectedExits: string[] = [];
+
+export async function startOperator(
+  emu: Emulator,
+  kubeconfig: string,
+  ns: string,
+  clusterId: string,
+  port: number,
+  extra: string[] = [],
+): Promise<OperatorChild> {
+  const proc = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'src/cli/edgectl.ts'),
+      'operator',
+      '--kubeconfig',
+      kubeconfig,
+      '--api-url',
+      emu.url,
+      '--namespaces',
+      ns,
+      '--listen',
+      `127.0.0.1:${port}`,
+      '--cluster-id',
+      clusterId,
+      '--agent-metrics-interval',
+      '0',
+      ...extra,
+    ],
+    {
+      env: { ...process.env, EDGE_API_KEY: emu.apiKey, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  let killed = false;
+  proc.once('exit', (code, signal) => {
+    if (!killed) unexpectedExits.push(`operator exited by itself: code ${code}, signal ${signal}`);
+  });
+  const metricsUrl = `http://127.0.0.1:${port}/metrics`;
+  await waitAll(
+    'operator up',
+    async () =>
+      fetch(metricsUrl).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    30_000,
+  );
+  return {
+    proc,
+    metricsUrl,
+    kill: (sig = 'SIGTERM') =>
+      new Promise((resolve) => {
+        killed = true;
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill(sig);
+      }),
+  };
+}
+
+export async function metrics(url: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await (await fetch(url)).text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+
+export const sumMetric = (
+  m: Map<string, number>,
+  name: string,
+  filter: (labels: string) => boolean = () => true,
+) => [...m].filter(([k]) => k.startsWith(`${name}{`) && filter(k)).reduce((n, [, v]) => n + v, 0);
+
+export const clientFor = (emu: Emulator) =>
+  createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });

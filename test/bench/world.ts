@@ -1,0 +1,22 @@
+// A benchmark's world: the local control plane (its own directory), CRDs, an emulator.
+import { join } from 'node:path';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
+import { apply, readManifests } from '../../src/operator/apply.ts';
+import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+
+export async function benchWorld(
+  prefix: string,
+): Promise<{ kube: Kube; kubeconfig: string; emu: Emulator; ns: string; close(): Promise<void> }> {
+  const kubeconfig =
+    process.env.E2E_KUBECONFIG ??
+    (await clusterUp({ dir: join(REPO_ROOT, '.cache', 'bench-cluster'), log: () => {} })).kubeconfig;
+  const kube = new Kube(loadKubeConfig(kubeconfig));
+  await apply(kube, readManifests(join(REPO_ROOT, 'crds')));
+  const emu = await startEmulator({});
+  const ns = `${prefix}-${Date.now().toString(36)}`;
+  await kube.create({ group: '', version: 'v1', plural: 'namespaces' }, undefined, {
+    metadata: { name: ns },
+  });
+  return { kube, kubeconfig, emu, ns, close: () => emu.close() };
+}
