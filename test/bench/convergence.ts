@@ -1,0 +1,181 @@
+// Convergence, API economy, idle cost, latency and memory of the operator against the local
+// control plane and the emulator, compared with a plain loop doing the minimal work per
+// object (one API create, the finalizer patch, the status patch) at the same concurrency.
+// Usage: npm run bench:convergence -- --n 1000 [--idle-seconds 60] [--resync 20s]
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { FINALIZER } from '../../src/operator/kinds/crd-schema.ts';
+import {
+  allReady,
+  clientFor,
+  createAll,
+  listAll,
+  metrics,
+  mixedObjects,
+  pluralOf,
+  pool,
+  res,
+  startOperator,
+  sumMetric,
+  waitAll,
+} from './lib.ts';
+import { benchWorld } from './world.ts';
+
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string', default: '1000' },
+    concurrency: { type: 'string', default: '8' },
+    'idle-seconds': { type: 'string', default: '60' },
+    resync: { type: 'string', default: '20s' },
+  },
+});
+const N = Number(values.n);
+const CONCURRENCY = Number(values.concurrency);
+const IDLE_S = Number(values['idle-seconds']);
+
+const w = await benchWorld('conv');
+const api = clientFor(w.emu);
+try {
+  // --- the operator
+  const op = await startOperator(w.emu, w.kubeconfig, w.ns, 'bench', 18182, [
+    '--api-rate-limit',
+    '1000000',
+    '--concurrency',
+    String(CONCURRENCY),
+    '--resync-period',
+    String(values.resync),
+  ]);
+  const objs = mixedObjects(N, w.ns);
+  const readyAt = new Map<string, number>();
+  const createdAt = new Map<string, number>();
+  const t0 = performance.now();
+  const creating = createAll(w.kube, objs, 16).then(() => {});
+  // watch readiness per object (polling the lists) for the latency figures
+  const key = (kind: string, name: string) => `${kind}/${name}`;
+  for (const o of objs) createdAt.set(key(o.kind!, o.metadata.name), t0);
+  const poll = setInterval(async () => {
+    const now = performance.now();
+    for (const o of await listAll(w.kube, w.ns).catch(() => [])) {
+      const k = key(o.kind!, o.metadata.name);
+      const ready = (o.status?.conditions as { type: string; status: string }[] | undefined)?.some(
+        (c) => c.type === 'Ready' && c.status === 'True',
+      );
+      if (ready && !readyAt.has(k)) readyAt.set(k, now);
+    }
+  }, 500);
+  await creating;
+  const convergeMs = await waitAll('all Ready', allReady(w.kube, w.ns, N), 30 * 60_000).then((ms) => ms + 0);
+  const operatorMs = performance.now() - t0;
+  clearInterval(poll);
+
+  const m1 = await metrics(op.metricsUrl);
+  const byOperation: Record<string, number> = {};
+  for (const [k, v] of m1) {
+    const m = /^edge_api_requests_total\{operation="([^"]+)",status="(\d+)"\}$/.exec(k);
+    if (m) byOperation[m[1]!] = (byOperation[m[1]!] ?? 0) + v;
+  }
+  const apiCalls = Object.values(byOperation).reduce((a, b) => a + b, 0);
+  const kubeWrites = (m: Map<string, number>) =>
+    sumMetric(m, 'rest_client_requests_total', (l) => /method="(POST|PATCH|PUT|DELETE)"/.test(l));
+  const apiTime = sumMetric(m1, 'edge_api_request_duration_seconds_sum') / N;
+  const latencies = [...readyAt].map(([k, t]) => t - createdAt.get(k)!).sort((a, b) => a - b);
+  const q = (p: number) =>
+    Math.round(latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0);
+  const rss = m1.get('process_resident_memory_bytes') ?? 0;
+  const heap = sumMetric(m1, 'nodejs_heap_size_used_bytes') || (m1.get('nodejs_heap_size_used_bytes') ?? 0);
+
+  // --- idle: nothing changes; what does a resync period cost?
+  const idleStartApi = apiCalls;
+  const idleStartKube = kubeWrites(m1);
+  await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+  const m2 = await metrics(op.metricsUrl);
+  let idleApi = -idleStartApi;
+  for (const [k, v] of m2) if (k.startsWith('edge_api_requests_total{')) idleApi += v;
+  const idleKube = kubeWrites(m2) - idleStartKube;
+  const resyncS =
+    Number(/^(\d+)/.exec(String(values.resync))![1]) * (String(values.resync).endsWith('m') ? 60 : 1);
+  const periods = IDLE_S / resyncS;
+  await op.kill();
+
+  // --- the plain loop, same concurrency, same objects in a namespace nobody watches
+  const ns2 = `${w.ns}-loop`;
+  await w.kube.create({ group: '', version: 'v1', plural: 'namespaces' }, undefined, {
+    metadata: { name: ns2 },
+  });
+  const loopObjs = mixedObjects(N, ns2);
+  const t1 = performance.now();
+  await createAll(w.kube, loopObjs, 16);
+  await pool(loopObjs, CONCURRENCY, async (o) => {
+    const r = res(pluralOf(o.kind!));
+    const created = await api.ipPolicies.create({ metadata: `${o.kind}/${o.metadata.name}` });
+    await w.kube.patch(r, ns2, o.metadata.name, { metadata: { finalizers: [FINALIZER] } });
+    await w.kube.patch(
+      r,
+      ns2,
+      o.metadata.name,
+      {
+        status: {
+          id: created.id,
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'Synced',
+              message: '',
+              lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+            },
+          ],
+        },
+      },
+      'merge',
+      'status',
+    );
+  });
+  const loopMs = performance.now() - t1;
+
+  const result = {
+    date: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      cpu: cpus()[0]?.model,
+      memory_gib: Math.round(totalmem() / 2 ** 30),
+      node: process.version,
+    },
+    n: N,
+    concurrency: CONCURRENCY,
+    operator_seconds: Number((operatorMs / 1000).toFixed(1)),
+    plain_loop_seconds: Number((loopMs / 1000).toFixed(1)),
+    ratio: Number((operatorMs / loopMs).toFixed(2)),
+    api_calls_per_object: Number((apiCalls / N).toFixed(2)),
+    api_calls_by_operation: byOperation,
+    kube_writes_per_object: Number((kubeWrites(m1) / N).toFixed(2)),
+    idle: {
+      seconds: IDLE_S,
+      resync: values.resync,
+      api_calls_per_object_per_resync: Number((idleApi / N / periods).toFixed(3)),
+      kube_writes: idleKube,
+    },
+    create_to_ready_ms: {
+      p50: q(0.5),
+      p95: q(0.95),
+      p99: q(0.99),
+      api_time_per_object_ms: Math.round(apiTime * 1000),
+      note: 'measured by polling every 500 ms from the start of the apply; API time is the mean per object, subtract it to see the operator and Kubernetes share',
+    },
+    memory: {
+      rss_mib: Math.round(rss / 2 ** 20),
+      heap_used_mib: Math.round(heap / 2 ** 20),
+      objects_cached: N,
+    },
+    converge_wait_seconds: Number((convergeMs / 1000).toFixed(1)),
+  };
+  const out = join(import.meta.dirname, 'results');
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, `convergence-${N}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  console.log(JSON.stringify(result, null, 2));
+} finally {
+  await api.close();
+  await w.close();
+}
