@@ -20,6 +20,8 @@ export interface ClusterState {
   kubeconfig: string;
   server: string;
   pids: { etcd: number; apiserver: number };
+  /** How kube-apiserver was started, so it can be restarted with the same flags. */
+  apiserver?: { bin: string; args: string[] };
 }
 
 export function cacheDir(): string {
@@ -158,7 +160,7 @@ export async function clusterUp(
     '--log-level=warn',
   ]);
   const f = (n: string) => join(dir, n);
-  const apiserver = spawnLogged('apiserver', join(bin, 'kube-apiserver'), [
+  const apiserverArgs = [
     `--etcd-servers=${etcdUrl}`,
     '--bind-address=127.0.0.1',
     '--advertise-address=127.0.0.1',
@@ -175,7 +177,8 @@ export async function clusterUp(
     '--allow-privileged=true',
     '--disable-admission-plugins=ServiceAccount',
     `--cert-dir=${f('certs')}`,
-  ]);
+  ];
+  const apiserver = spawnLogged('apiserver', join(bin, 'kube-apiserver'), apiserverArgs);
   const server = `https://127.0.0.1:${apiPort}`;
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(
@@ -203,7 +206,13 @@ export async function clusterUp(
     }),
     { mode: 0o600 },
   );
-  const state: ClusterState = { dir, kubeconfig, server, pids: { etcd, apiserver } };
+  const state: ClusterState = {
+    dir,
+    kubeconfig,
+    server,
+    pids: { etcd, apiserver },
+    apiserver: { bin: join(bin, 'kube-apiserver'), args: apiserverArgs },
+  };
   writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
 
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
@@ -238,4 +247,26 @@ export async function clusterDown(
   for (const pid of [state.pids.apiserver, state.pids.etcd]) if (alive(pid)) process.kill(pid, 'SIGKILL');
   if (!opts.keepLogs) rmSync(dir, { recursive: true, force: true });
   log('control plane stopped');
+}
+
+/**
+ * Stops kube-apiserver and starts it again on the same port and data (watches are cut,
+ * clients see connection errors meanwhile); resolves once /readyz is ok again.
+ */
+export async function restartApiserver(dir: string = DEFAULT_CLUSTER_DIR, downMs = 2000): Promise<void> {
+  const state = readState(dir);
+  if (!state?.apiserver) throw new Error(`no restartable control plane in ${dir}`);
+  process.kill(state.pids.apiserver, 'SIGTERM');
+  while (alive(state.pids.apiserver)) await sleep(100);
+  await sleep(downMs);
+  const out = openSync(join(dir, 'apiserver.log'), 'a');
+  const p = spawn(state.apiserver.bin, state.apiserver.args, { detached: true, stdio: ['ignore', out, out] });
+  p.unref();
+  state.pids.apiserver = p.pid!;
+  writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
+  const deadline = Date.now() + 60_000;
+  while (!(await isReady(state))) {
+    if (Date.now() > deadline) throw new Error('kube-apiserver did not come back');
+    await sleep(200);
+  }
 }

@@ -27,6 +27,7 @@ export interface OperatorConfig {
   localCluster: boolean;
   examples?: string;
   agentMetricsMs: number;
+  probeListen?: string;
 }
 
 export function addOperatorOptions(cmd: Command): Command {
@@ -105,6 +106,12 @@ export function addOperatorOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
+        '--probe-listen <host:port>',
+        'separate address for /healthz and /readyz (default: --listen)',
+      ).env('EDGE_PROBE_LISTEN'),
+    )
+    .addOption(
+      new Option(
         '--agent-metrics-interval <duration>',
         'poll online sessions and tunnels for gauges this often (0: off)',
       )
@@ -148,6 +155,7 @@ export function readConfig(o: Record<string, string | boolean | undefined>): Ope
     drainMs: parseDuration(String(o.drainTimeout)),
     localCluster: o.localCluster !== false,
     examples: o.examples as string | undefined,
+    probeListen: (o.probeListen as string) || undefined,
     agentMetricsMs:
       String(o.agentMetricsInterval ?? '60s') === '0'
         ? 0

@@ -108,6 +108,7 @@ export async function runOperator(
       name: cfg.leaderElectionId,
     },
     listen: cfg.listen,
+    probeListen: cfg.probeListen,
   });
   log.info(
     {

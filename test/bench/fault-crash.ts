@@ -1,13 +1,16 @@
 // Faults and crashes while objects converge and are deleted: 20% of API requests fail
 // (500/502/503, 429 with Retry-After, dropped connections after the work was done) with
-// added latency, and the operator is killed with SIGKILL at random moments.
-// Invariants: all Ready, no duplicate, no orphan; after deletion nothing remains, no object
-// stuck on its finalizer. Usage: npm run bench:faults -- --n 1000 --crashes 10
+// added latency, the operator is killed with SIGKILL at random moments, and kube-apiserver
+// is restarted (every watch cut) once while creating and once while deleting.
+// Invariants: all Ready, no duplicate, no orphan; after deletion nothing remains and no
+// object is stuck on its finalizer; the API key is in no log line, Event or status.
+// Usage: npm run bench:faults -- --n 1000 --crashes 10
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seeded } from '../../src/emulator/faults.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
+import { restartApiserver } from '../../src/localcluster/cluster.ts';
 import type { Kube } from '../../src/operator/runtime/kube.ts';
 import {
   allReady,
@@ -17,7 +20,9 @@ import {
   listAll,
   mixedObjects,
   type OperatorChild,
+  operatorLogs,
   ownedRemotes,
+  persist,
   pluralOf,
   pool,
   res,
@@ -37,6 +42,8 @@ export interface FaultCrashOptions {
   seed?: number;
   timeoutMs?: number;
   log?: (s: string) => void;
+  /** Restarts kube-apiserver; called once while creating and once while deleting. */
+  restartApiserver?: () => Promise<void>;
 }
 
 export async function faultCrashRun(o: FaultCrashOptions) {
@@ -55,20 +62,28 @@ export async function faultCrashRun(o: FaultCrashOptions) {
   });
   const extra = ['--api-rate-limit', '100000', '--resync-period', '30s', '--concurrency', '8'];
   let op: OperatorChild = await startOperator(o.emu, o.kubeconfig, o.ns, clusterId, o.port, extra);
-  const crashLoop = async (count: number, until: () => boolean) => {
-    for (let i = 0; i < count && !until(); i++) {
+  const crashLoop = async (count: number, done: () => boolean) => {
+    for (let i = 0; i < count && !done(); i++) {
       await new Promise((r) => setTimeout(r, 300 + rand() * 2500));
       await op.kill('SIGKILL');
       log(`crash ${i + 1}/${count}: operator killed`);
       op = await startOperator(o.emu, o.kubeconfig, o.ns, clusterId, o.port, extra);
     }
   };
+  let restarts = 0;
+  const restart = async () => {
+    if (!o.restartApiserver) return;
+    await new Promise((r) => setTimeout(r, 1000 + rand() * 1000));
+    await o.restartApiserver();
+    restarts++;
+    log('kube-apiserver restarted');
+  };
 
   const objs = mixedObjects(o.n, o.ns);
   const t0 = performance.now();
   let converged = false;
   const creating = createAll(o.kube, objs);
-  await crashLoop(Math.ceil(o.crashes / 2), () => converged);
+  await Promise.all([crashLoop(Math.ceil(o.crashes / 2), () => converged), restart()]);
   await creating;
   await waitAll('all Ready under faults', allReady(o.kube, o.ns, o.n), timeoutMs);
   converged = true;
@@ -81,9 +96,9 @@ export async function faultCrashRun(o: FaultCrashOptions) {
   const t1 = performance.now();
   let deleted = false;
   const deleting = pool(await listAll(o.kube, o.ns), 16, (x) =>
-    o.kube.delete(res(pluralOf(x.kind!)), o.ns, x.metadata.name),
+    persist(() => o.kube.delete(res(pluralOf(x.kind!)), o.ns, x.metadata.name)),
   );
-  await crashLoop(Math.floor(o.crashes / 2), () => deleted);
+  await Promise.all([crashLoop(Math.floor(o.crashes / 2), () => deleted), restart()]);
   await deleting;
   await waitAll('all objects finalized', async () => (await listAll(o.kube, o.ns)).length === 0, timeoutMs);
   deleted = true;
@@ -91,10 +106,13 @@ export async function faultCrashRun(o: FaultCrashOptions) {
   o.emu.faults.set({});
   const left = await ownedRemotes(api, clusterId);
   await op.kill();
+  const events = JSON.stringify(await o.kube.request('GET', `/api/v1/namespaces/${o.ns}/events`));
+  const leaks = [...operatorLogs, events].filter((x) => x.includes(o.emu.apiKey)).length;
   await api.close();
   return {
     n: o.n,
     crashes: o.crashes,
+    apiServerRestarts: restarts,
     convergeSeconds: Number((convergeMs / 1000).toFixed(1)),
     deleteSeconds: Number((deleteMs / 1000).toFixed(1)),
     remoteResources: afterCreate.remotes,
@@ -102,6 +120,8 @@ export async function faultCrashRun(o: FaultCrashOptions) {
     orphans: afterCreate.orphans.length,
     remainingAfterDelete: left.length,
     unexpectedExits: [...unexpectedExits],
+    logLinesScanned: operatorLogs.length,
+    secretLeaks: leaks,
   };
 }
 
@@ -116,6 +136,7 @@ if (import.meta.main) {
   const { benchWorld } = await import('./world.ts');
   const w = await benchWorld('faults');
   try {
+    const dir = w.clusterDir;
     const result = await faultCrashRun({
       ...w,
       n: Number(values.n),
@@ -123,16 +144,22 @@ if (import.meta.main) {
       seed: Number(values.seed),
       port: 18181,
       log: (s) => console.error(s),
+      restartApiserver: dir ? () => restartApiserver(dir) : undefined,
     });
     const out = join(import.meta.dirname, 'results');
     mkdirSync(out, { recursive: true });
     writeFileSync(
-      join(out, 'fault-crash.json'),
+      join(out, `fault-crash-${result.n}.json`),
       `${JSON.stringify({ date: new Date().toISOString(), ...result }, null, 2)}\n`,
     );
     console.log(JSON.stringify(result, null, 2));
-    if (result.duplicates || result.orphans || result.remainingAfterDelete || result.unexpectedExits.length)
-      process.exitCode = 1;
+    const bad =
+      result.duplicates ||
+      result.orphans ||
+      result.remainingAfterDelete ||
+      result.unexpectedExits.length ||
+      result.secretLeaks;
+    if (bad) process.exitCode = 1;
   } finally {
     await w.close();
   }

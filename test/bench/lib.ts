@@ -70,9 +70,29 @@ export async function pool<T>(
 
 export const pluralOf = (kind: string) => BINDINGS.find((b) => b.kind === kind)!.plural;
 
-export async function createAll(kube: Kube, objs: KubeObject[], concurrency = 16): Promise<void> {
-  await pool(objs, concurrency, (o) => kube.create(res(pluralOf(o.kind!)), o.metadata.namespace, o));
+/** Retries while the API server is away (a restart under test); 'already exists' and 'gone' count as done. */
+export async function persist(fn: () => Promise<unknown>, attempts = 60): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      await fn();
+      return;
+    } catch (e) {
+      const status = (e as { status?: number }).status;
+      if (status === 409 || status === 404) return;
+      if (i >= attempts || (status !== undefined && status < 500 && status !== 429)) throw e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
 }
+
+export async function createAll(kube: Kube, objs: KubeObject[], concurrency = 16): Promise<void> {
+  await pool(objs, concurrency, (o) =>
+    persist(() => kube.create(res(pluralOf(o.kind!)), o.metadata.namespace, o)),
+  );
+}
+
+/** Every line any operator started here printed (the secrets scan reads them). */
+export const operatorLogs: string[] = [];
 
 export async function listAll(kube: Kube, ns: string): Promise<KubeObject[]> {
   const lists = await Promise.all(BINDINGS.map((b) => kube.list(res(b.plural), ns)));
@@ -183,10 +203,13 @@ export async function startOperator(
       ...extra,
     ],
     {
-      env: { ...process.env, EDGE_API_KEY: emu.apiKey, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'ignore', 'inherit'],
+      env: { ...process.env, EDGE_API_KEY: emu.apiKey, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    stream.on('data', (d: Buffer) => operatorLogs.push(...d.toString().split('\n').filter(Boolean)));
+  }
   let killed = false;
   proc.once('exit', (code, signal) => {
     if (!killed) unexpectedExits.push(`operator exited by itself: code ${code}, signal ${signal}`);

@@ -5,12 +5,20 @@ import { clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 
-export async function benchWorld(
-  prefix: string,
-): Promise<{ kube: Kube; kubeconfig: string; emu: Emulator; ns: string; close(): Promise<void> }> {
+export interface BenchWorld {
+  kube: Kube;
+  kubeconfig: string;
+  /** Set when the local control plane is ours to restart. */
+  clusterDir?: string;
+  emu: Emulator;
+  ns: string;
+  close(): Promise<void>;
+}
+
+export async function benchWorld(prefix: string): Promise<BenchWorld> {
+  const clusterDir = process.env.E2E_KUBECONFIG ? undefined : join(REPO_ROOT, '.cache', 'bench-cluster');
   const kubeconfig =
-    process.env.E2E_KUBECONFIG ??
-    (await clusterUp({ dir: join(REPO_ROOT, '.cache', 'bench-cluster'), log: () => {} })).kubeconfig;
+    process.env.E2E_KUBECONFIG ?? (await clusterUp({ dir: clusterDir, log: () => {} })).kubeconfig;
   const kube = new Kube(loadKubeConfig(kubeconfig));
   await apply(kube, readManifests(join(REPO_ROOT, 'crds')));
   const emu = await startEmulator({});
@@ -18,5 +26,5 @@ export async function benchWorld(
   await kube.create({ group: '', version: 'v1', plural: 'namespaces' }, undefined, {
     metadata: { name: ns },
   });
-  return { kube, kubeconfig, emu, ns, close: () => emu.close() };
+  return { kube, kubeconfig, clusterDir, emu, ns, close: () => emu.close() };
 }

@@ -29,6 +29,8 @@ export interface ManagerOptions {
   leaderElection: { enabled: boolean; namespace: string; name: string };
   /** host:port for /metrics, /healthz and /readyz; empty: none. */
   listen?: string;
+  /** host:port for /healthz and /readyz only, when probes should not share the metrics port. */
+  probeListen?: string;
   informer?: { idleMs?: number; relistMs?: number; watchTimeoutSeconds?: number };
 }
 
@@ -45,7 +47,7 @@ interface Controller {
 export class Manager {
   private readonly o: ManagerOptions;
   readonly controllers = new Map<string, Controller>();
-  private server?: Server;
+  private readonly servers: Server[] = [];
   private elector?: LeaderElector;
   private started = false;
   private stopping = false;
@@ -77,7 +79,9 @@ export class Manager {
   }
 
   async start(): Promise<void> {
-    if (this.o.listen) await this.serve(this.o.listen);
+    if (this.o.listen) await this.serve(this.o.listen, true);
+    if (this.o.probeListen && this.o.probeListen !== this.o.listen)
+      await this.serve(this.o.probeListen, false);
     if (this.o.leaderElection.enabled) {
       this.elector = new LeaderElector({
         kube: this.o.kube,
@@ -255,11 +259,12 @@ export class Manager {
     }
   }
 
-  private serve(listen: string): Promise<void> {
+  /** One listener; `metrics` false serves only the probes (a separate probe address). */
+  private serve(listen: string, metrics: boolean): Promise<Server> {
     const i = listen.lastIndexOf(':');
     const host = listen.slice(0, i) || '0.0.0.0';
     const port = Number(listen.slice(i + 1));
-    this.server = createServer((req, res) => {
+    const server = createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       if (path === '/healthz') return res.writeHead(200).end('ok');
       if (path === '/readyz') {
@@ -267,7 +272,7 @@ export class Manager {
         const ok = !this.stopping && (!this.started || this.synced);
         return res.writeHead(ok ? 200 : 503).end(ok ? 'ok' : 'not ready');
       }
-      if (path === '/metrics') {
+      if (path === '/metrics' && metrics) {
         this.o.metrics.apiLimiterWait.set(this.o.api.transport.limiter.waitedMs / 1000);
         void this.o.metrics.registry
           .metrics()
@@ -276,11 +281,12 @@ export class Manager {
       }
       res.writeHead(404).end('not found');
     });
-    return new Promise((resolve) => this.server!.listen(port, host, () => resolve()));
+    this.servers.push(server);
+    return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
   }
 
   get address(): string | undefined {
-    const a = this.server?.address();
+    const a = this.servers[0]?.address();
     return a && typeof a === 'object' ? `${a.address}:${a.port}` : undefined;
   }
 
@@ -295,7 +301,7 @@ export class Manager {
     for (const c of this.controllers.values()) for (const i of c.informers) i.stop();
     for (const l of this.watched.values()) for (const i of l) i.stop();
     await this.elector?.release();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+    await Promise.all(this.servers.map((srv) => new Promise<void>((r) => srv.close(() => r()))));
     this.o.log.info('stopped');
   }
 }
