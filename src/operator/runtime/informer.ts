@@ -29,6 +29,12 @@ const jitter = (ms: number, f = 0.2) => Math.round(ms * (1 - f + Math.random() *
 
 class Gone extends Error {}
 
+/** managedFields is often most of an object's size and nothing here reads it (controller-runtime drops it too). */
+function lean<T extends KubeObject>(o: T): T {
+  delete (o.metadata as { managedFields?: unknown }).managedFields;
+  return o;
+}
+
 export class Informer {
   readonly cache = new Map<string, KubeObject>();
   private readonly handlers: EventHandler[] = [];
@@ -103,7 +109,7 @@ export class Informer {
       const k = keyOf(obj);
       seen.add(k);
       const old = this.cache.get(k);
-      this.cache.set(k, obj);
+      this.cache.set(k, lean(obj));
       if (!old) this.emit('add', obj);
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', obj, old);
     }
@@ -134,7 +140,7 @@ export class Informer {
       this.cache.delete(k);
       this.emit('delete', e.object);
     } else {
-      this.cache.set(k, e.object);
+      this.cache.set(k, lean(e.object));
       this.emit(old ? 'update' : 'add', e.object, old);
     }
     return rv;
