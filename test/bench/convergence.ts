@@ -168,7 +168,7 @@ try {
       p95: q(0.95),
       p99: q(0.99),
       api_time_per_object_ms: Math.round(apiTime * 1000),
-      note: 'measured by polling every 500 ms from the start of the apply; API time is the mean per object, subtract it to see the operator and Kubernetes share',
+      note: `measured by polling every ${POLL_MS} ms from the start of the apply; API time is the mean per object, subtract it to see the operator and Kubernetes share`,
     },
     memory: {
       rss_mib: Math.round(rss / 2 ** 20),
