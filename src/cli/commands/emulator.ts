@@ -73,8 +73,10 @@ export function emulatorCommand(): Command {
         `emulator listening on ${emu.url}\n  EDGE_API_URL=${emu.url}\n  API key: ${emu.apiKey === DEFAULT_API_KEY ? DEFAULT_API_KEY : '(as given)'}\n` +
           `  agents: ${agents.length}${o.dataFile ? `\n  data file: ${o.dataFile}` : ''}\n`,
       );
+      // a reader of stdout that went away (edgectl emulator | head) must not crash the server
+      process.stdout.on('error', () => {});
       const stop = async (signal: string) => {
-        process.stdout.write(`emulator: ${signal}, stopping\n`);
+        process.stderr.write(`emulator: ${signal}, stopping\n`);
         await emu.close();
         process.exit(0);
       };
