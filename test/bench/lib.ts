@@ -1,22 +1,24 @@
 // Shared by the benchmark scripts and the small-N e2e run: a mixed set of objects of every
 // kind, convergence timing, and the invariants (no duplicate, no orphan, nothing stuck).
-import { type ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
-import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { GROUP, VERSION } from '../../src/operator/kinds/crd-schema.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { Kube, KubeObject } from '../../src/operator/runtime/kube.ts';
 import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
+import {
+  allOperatorLogs,
+  metrics,
+  type OperatorProcess,
+  obj,
+  ready,
+  res,
+  startOperatorProcess,
+  sumMetric,
+  unexpectedExits,
+  waitFor,
+} from '../support/operator.ts';
 
-export const res = (plural: string) => ({ group: GROUP, version: VERSION, plural });
-const obj = (kind: string, ns: string, name: string, spec: Record<string, unknown>): KubeObject => ({
-  apiVersion: `${GROUP}/${VERSION}`,
-  kind,
-  metadata: { name, namespace: ns },
-  spec,
-});
+export { res };
 
 /** n objects, ten kinds per group of ten, with references inside each group. */
 export function mixedObjects(n: number, ns: string): KubeObject[] {
@@ -91,30 +93,21 @@ export async function createAll(kube: Kube, objs: KubeObject[], concurrency = 16
   );
 }
 
-/** Every line any operator started here printed (the secrets scan reads them). */
-export const operatorLogs: string[] = [];
-
 export async function listAll(kube: Kube, ns: string): Promise<KubeObject[]> {
   const lists = await Promise.all(BINDINGS.map((b) => kube.list(res(b.plural), ns)));
   return lists.flatMap((l) => l.items);
 }
 
-const isReady = (o: KubeObject) =>
-  (o.status?.conditions as { type: string; status: string }[] | undefined)?.some(
-    (c) => c.type === 'Ready' && c.status === 'True',
-  ) && o.status?.observedGeneration === o.metadata.generation;
+const isReady = (o: KubeObject) => ready(o) && o.status?.observedGeneration === o.metadata.generation;
 
+/** Waits like waitFor and returns how long it took, in ms. */
 export async function waitAll(
   what: string,
   check: () => Promise<boolean>,
   timeoutMs: number,
 ): Promise<number> {
   const t0 = performance.now();
-  while (!(await check())) {
-    if (performance.now() - t0 > timeoutMs)
-      throw new Error(`timed out after ${Math.round(timeoutMs / 1000)}s waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  await waitFor(what, check, timeoutMs, 250);
   return performance.now() - t0;
 }
 
@@ -166,92 +159,30 @@ export async function invariants(kube: Kube, api: EdgeClient, ns: string, cluste
   return { remotes: remotes.length, duplicates, orphans };
 }
 
-export interface OperatorChild {
-  proc: ChildProcess;
-  metricsUrl: string;
-  kill(sig?: NodeJS.Signals): Promise<void>;
-}
+export type OperatorChild = OperatorProcess;
+export { unexpectedExits };
+/** Every line any operator started here printed (the secrets scan reads them). */
+export const operatorLogs = allOperatorLogs;
 
-/** Exits nobody asked for (an operator crash), across every operator started here. */
-export const unexpectedExits: string[] = [];
-
-export async function startOperator(
+export function startOperator(
   emu: Emulator,
   kubeconfig: string,
-  ns: string,
+  namespace: string,
   clusterId: string,
   port: number,
   extra: string[] = [],
 ): Promise<OperatorChild> {
-  const proc = spawn(
-    process.execPath,
-    [
-      join(REPO_ROOT, 'src/cli/edgectl.ts'),
-      'operator',
-      '--kubeconfig',
-      kubeconfig,
-      '--api-url',
-      emu.url,
-      '--namespaces',
-      ns,
-      '--listen',
-      `127.0.0.1:${port}`,
-      '--cluster-id',
-      clusterId,
-      '--agent-metrics-interval',
-      '0',
-      ...extra,
-    ],
-    {
-      env: { ...process.env, EDGE_API_KEY: emu.apiKey, LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  for (const stream of [proc.stdout!, proc.stderr!]) {
-    stream.on('data', (d: Buffer) => operatorLogs.push(...d.toString().split('\n').filter(Boolean)));
-  }
-  let killed = false;
-  proc.once('exit', (code, signal) => {
-    if (!killed) unexpectedExits.push(`operator exited by itself: code ${code}, signal ${signal}`);
+  return startOperatorProcess({
+    emu,
+    kubeconfig,
+    namespace,
+    clusterId,
+    port,
+    extra: ['--agent-metrics-interval', '0', ...extra],
   });
-  const metricsUrl = `http://127.0.0.1:${port}/metrics`;
-  await waitAll(
-    'operator up',
-    async () =>
-      fetch(metricsUrl).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    30_000,
-  );
-  return {
-    proc,
-    metricsUrl,
-    kill: (sig = 'SIGTERM') =>
-      new Promise((resolve) => {
-        killed = true;
-        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.kill(sig);
-      }),
-  };
 }
 
-export async function metrics(url: string): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const line of (await (await fetch(url)).text()).split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const i = line.lastIndexOf(' ');
-    out.set(line.slice(0, i), Number(line.slice(i + 1)));
-  }
-  return out;
-}
-
-export const sumMetric = (
-  m: Map<string, number>,
-  name: string,
-  filter: (labels: string) => boolean = () => true,
-) => [...m].filter(([k]) => k.startsWith(`${name}{`) && filter(k)).reduce((n, [, v]) => n + v, 0);
+export { metrics, sumMetric };
 
 export const clientFor = (emu: Emulator) =>
   createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });

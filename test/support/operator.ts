@@ -1,0 +1,162 @@
+// Shared by the e2e suite and the benchmarks (no vitest imports here): Kubernetes object
+// helpers, waiting, and the operator as a real child process.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import type { Emulator } from '../../src/emulator/server.ts';
+import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
+import { GROUP, VERSION } from '../../src/operator/kinds/crd-schema.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+
+export const res = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+export const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
+
+export const obj = (
+  kind: string,
+  ns: string,
+  name: string,
+  spec: Record<string, unknown>,
+  annotations?: Record<string, string>,
+): KubeObject => ({
+  apiVersion: `${GROUP}/${VERSION}`,
+  kind,
+  metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
+  spec,
+});
+
+type Cond = { type: string; status: string; reason: string; message: string };
+export const condition = (o: KubeObject | undefined, type: string) =>
+  (o?.status?.conditions as Cond[] | undefined)?.find((c) => c.type === type);
+export const ready = (o: KubeObject | undefined) => condition(o, 'Ready')?.status === 'True';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Thrown inside a waitFor condition: stop waiting at once. */
+export class Fatal extends Error {}
+
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+  intervalMs = 150,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      if (e instanceof Fatal) throw e;
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+export interface OperatorProcess {
+  proc: ChildProcess;
+  metricsUrl: string;
+  /** This process's output lines. */
+  logs: string[];
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Every line any operator started here printed (the secrets scans read them). */
+export const allOperatorLogs: string[] = [];
+/** Exits nobody asked for (an operator crash), across every operator started here. */
+export const unexpectedExits: string[] = [];
+
+export async function startOperatorProcess(o: {
+  emu: Emulator;
+  kubeconfig: string;
+  namespace: string;
+  clusterId: string;
+  port: number;
+  extra?: string[];
+  logLevel?: string;
+}): Promise<OperatorProcess> {
+  const logs: string[] = [];
+  const proc = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'src/cli/edgectl.ts'),
+      'operator',
+      '--kubeconfig',
+      o.kubeconfig,
+      '--api-url',
+      o.emu.url,
+      '--namespaces',
+      o.namespace,
+      '--listen',
+      `127.0.0.1:${o.port}`,
+      '--cluster-id',
+      o.clusterId,
+      ...(o.extra ?? []),
+    ],
+    {
+      env: { ...process.env, EDGE_API_KEY: o.emu.apiKey, LOG_LEVEL: o.logLevel ?? 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  for (const stream of [proc.stdout!, proc.stderr!]) {
+    stream.on('data', (d: Buffer) => {
+      const lines = d.toString().split('\n').filter(Boolean);
+      logs.push(...lines);
+      allOperatorLogs.push(...lines);
+    });
+  }
+  let killed = false;
+  proc.once('exit', (code, signal) => {
+    if (!killed) unexpectedExits.push(`operator exited by itself: code ${code}, signal ${signal}`);
+  });
+  await waitFor(
+    'operator /healthz',
+    async () => {
+      if (proc.exitCode !== null) {
+        throw new Fatal(`operator exited with code ${proc.exitCode}:\n${logs.slice(-10).join('\n')}`);
+      }
+      return (await fetch(`http://127.0.0.1:${o.port}/healthz`)).ok;
+    },
+    30_000,
+  );
+  return {
+    proc,
+    metricsUrl: `http://127.0.0.1:${o.port}/metrics`,
+    logs,
+    kill: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        killed = true;
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+        proc.once('exit', () => resolve());
+        proc.kill(signal);
+      }),
+  };
+}
+
+/** Prometheus text -> series name with labels -> value. */
+export async function metrics(url: string): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const line of (await (await fetch(url)).text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const i = line.lastIndexOf(' ');
+    out.set(line.slice(0, i), Number(line.slice(i + 1)));
+  }
+  return out;
+}
+
+export const sumMetric = (
+  m: Map<string, number>,
+  name: string,
+  filter: (labels: string) => boolean = () => true,
+) => [...m].filter(([k]) => k.startsWith(`${name}{`) && filter(k)).reduce((n, [, v]) => n + v, 0);
