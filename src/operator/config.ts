@@ -2,29 +2,101 @@
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 
-export function parseDuration(s: string): number {
+/** A setting that cannot work: one line naming the flag and the rule; the CLI exits 2. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function parseDuration(s: string, flag = 'duration'): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
-  if (!m) throw new Error(`not a duration: ${s} (use e.g. 30s, 10m, 1h)`);
+  if (!m) throw new ConfigError(`${flag}: not a duration: "${s}" (use e.g. 30s, 10m, 1h)`);
   const n = Number(m[1]);
   return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h']);
 }
+
+/** A duration within bounds; `zero` allows 0 as "off". */
+export function boundedDuration(flag: string, value: string, min: number, max: number, zero = false): number {
+  const ms = parseDuration(value, flag);
+  if (zero && ms === 0) return 0;
+  if (ms < min || ms > max)
+    throw new ConfigError(
+      `${flag}: ${value} is out of range (${formatMs(min)} to ${formatMs(max)}${zero ? ', or 0 for off' : ''})`,
+    );
+  return ms;
+}
+
+const formatMs = (ms: number) =>
+  ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`;
+
+/** A number within bounds; `integer` refuses fractions. */
+export function boundedNumber(
+  flag: string,
+  value: string,
+  min: number,
+  max: number,
+  integer = false,
+): number {
+  const n = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)))
+    throw new ConfigError(`${flag}: not a ${integer ? 'whole ' : ''}number: "${value}"`);
+  if (n < min || n > max) throw new ConfigError(`${flag}: ${value} is out of range (${min} to ${max})`);
+  return n;
+}
+
+const TRUE = new Set(['true', '1', 'yes', 'on']);
+const FALSE = new Set(['false', '0', 'no', 'off']);
+/** Booleans from flags and environment variables, strictly: a typo is an error, not "false". */
+export function parseBool(flag: string, value: string | boolean | undefined, fallback: boolean): boolean {
+  if (value === undefined || value === '') return fallback;
+  if (typeof value === 'boolean') return value;
+  const v = value.trim().toLowerCase();
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  throw new ConfigError(`${flag}: expected true or false (or yes/no, 1/0), got "${value}"`);
+}
+
+/** host:port, [v6]:port or :port; port 0 picks a free one. */
+export function parseListen(flag: string, value: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value.trim());
+  const port = m ? Number(m[3]) : Number.NaN;
+  if (!m || port > 65535)
+    throw new ConfigError(`${flag}: "${value}" is not host:port (e.g. 127.0.0.1:8080, :8080, [::1]:8080)`);
+  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
+}
+
+export const BOUNDS = {
+  concurrency: { min: 1, max: 64 },
+  apiRateLimit: { min: 1, max: 1_000_000 },
+  resyncMs: { min: 10_000, max: 24 * 3_600_000 },
+  drainMs: { min: 0, max: 10 * 60_000 },
+  agentMetricsMs: { min: 1000, max: 24 * 3_600_000 },
+} as const;
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+/** Kubernetes label values: what --instance may be. */
+const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
 
 export interface OperatorConfig {
   kubeconfig?: string;
   apiUrl?: string;
   apiKey?: string;
+  /** Run against the embedded in-memory emulator (demo); never implied outside --local. */
+  emulator: boolean;
+  /** Start the local control plane and use it, whatever kubeconfig the machine has. */
+  local: boolean;
+  /** Manage only objects labelled edge.tunnel.dev/instance=<instance>; empty: only unlabelled ones. */
+  instance?: string;
   namespaces: string[];
   concurrency: number;
   resyncMs: number;
   listen: string;
-  leaderElect: boolean;
+  /** undefined: on, except against the local control plane. */
+  leaderElect?: boolean;
   leaderElectionNamespace: string;
   leaderElectionId: string;
   clusterId?: string;
   logLevel: string;
   apiRatePerMinute: number;
   drainMs: number;
-  localCluster: boolean;
   examples?: string;
   agentMetricsMs: number;
   probeListen?: string;
@@ -40,7 +112,7 @@ export function addOperatorOptions(cmd: Command): Command {
       ).env('KUBECONFIG'),
     )
     .addOption(
-      new Option('--api-url <url>', 'Edge API base URL (default: start the embedded emulator)').env(
+      new Option('--api-url <url>', 'Edge API base URL (required unless --emulator or --local)').env(
         'EDGE_API_URL',
       ),
     )
@@ -53,27 +125,51 @@ export function addOperatorOptions(cmd: Command): Command {
       ),
     )
     .addOption(
+      new Option(
+        '--emulator [bool]',
+        'use the embedded in-memory API emulator instead of a real account (demos only)',
+      ).env('EDGE_EMULATOR'),
+    )
+    .addOption(
+      new Option(
+        '--local',
+        'start the local control plane (built from source, never your kubeconfig) and, without --api-url, the embedded emulator',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--instance <name>',
+        'manage only objects labelled edge.tunnel.dev/instance=<name> (default: only objects without the label)',
+      ).env('EDGE_INSTANCE'),
+    )
+    .addOption(
       new Option('--namespaces <list>', 'comma-separated namespaces to watch (default: all)')
         .env('WATCH_NAMESPACES')
         .default(''),
     )
     .addOption(
-      new Option('--concurrency <n>', 'reconciles in parallel per kind').env('EDGE_CONCURRENCY').default('4'),
+      new Option(
+        '--concurrency <n>',
+        `reconciles in parallel per kind (${BOUNDS.concurrency.min}..${BOUNDS.concurrency.max})`,
+      )
+        .env('EDGE_CONCURRENCY')
+        .default('4'),
     )
     .addOption(
-      new Option('--resync-period <duration>', 'drift check period per object (jittered)')
+      new Option('--resync-period <duration>', 'drift check period per object (jittered; 10s..24h)')
         .env('EDGE_RESYNC_PERIOD')
         .default('10m'),
     )
     .addOption(
       new Option('--listen <host:port>', 'address for /metrics, /healthz and /readyz')
         .env('EDGE_LISTEN')
-        .default('0.0.0.0:8080'),
+        .default(inCluster ? '0.0.0.0:8080' : '127.0.0.1:8080'),
     )
     .addOption(
-      new Option('--leader-elect [bool]', 'leader election on a Lease (default: on in a cluster)')
-        .env('EDGE_LEADER_ELECT')
-        .default(String(inCluster)),
+      new Option(
+        '--leader-elect [bool]',
+        'leader election on a Lease (default: on, except with --local)',
+      ).env('EDGE_LEADER_ELECT'),
     )
     .addOption(
       new Option('--leader-election-namespace <ns>', 'namespace of the Lease')
@@ -81,9 +177,10 @@ export function addOperatorOptions(cmd: Command): Command {
         .default('default'),
     )
     .addOption(
-      new Option('--leader-election-id <name>', 'name of the Lease')
-        .env('EDGE_LEADER_ELECTION_ID')
-        .default('edge-operator'),
+      new Option(
+        '--leader-election-id <name>',
+        'name of the Lease (default: edge-operator, or edge-operator-<instance>)',
+      ).env('EDGE_LEADER_ELECTION_ID'),
     )
     .addOption(
       new Option(
@@ -92,18 +189,16 @@ export function addOperatorOptions(cmd: Command): Command {
       ).env('EDGE_CLUSTER_ID'),
     )
     .addOption(
-      new Option('--api-rate-limit <perMinute>', 'Edge API requests per minute the account allows')
+      new Option('--api-rate-limit <perMinute>', 'Edge API requests per minute the account allows (> 0)')
         .env('EDGE_API_RATE_LIMIT')
         .default('120'),
     )
     .addOption(
-      new Option('--drain-timeout <duration>', 'how long shutdown waits for in-flight reconciles')
+      new Option('--drain-timeout <duration>', 'how long shutdown waits for in-flight reconciles (0..10m)')
         .env('EDGE_DRAIN_TIMEOUT')
         .default('30s'),
     )
-    .addOption(
-      new Option('--log-level <level>', 'trace, debug, info, warn, error').env('LOG_LEVEL').default('info'),
-    )
+    .addOption(new Option('--log-level <level>', LOG_LEVELS.join(', ')).env('LOG_LEVEL').default('info'))
     .addOption(
       new Option(
         '--probe-listen <host:port>',
@@ -119,46 +214,103 @@ export function addOperatorOptions(cmd: Command): Command {
         .default('60s'),
     )
     .addOption(
-      new Option('--no-local-cluster', 'never start the local control plane when no cluster is configured'),
-    )
-    .addOption(
-      new Option(
-        '--examples <dir>',
-        'with the local control plane: manifests to apply at start (default deploy/examples)',
-      ),
+      new Option('--examples <dir>', 'with --local: manifests to apply at start (default deploy/examples)'),
     );
 }
 
-export function readConfig(o: Record<string, string | boolean | undefined>): OperatorConfig {
+type Raw = Record<string, string | boolean | undefined>;
+
+/** Reads and checks every setting; a bad one throws a ConfigError naming the flag. */
+export function readConfig(o: Raw): OperatorConfig {
   let apiKey = o.apiKey as string | undefined;
-  if (!apiKey && o.apiKeyFile) apiKey = readFileSync(o.apiKeyFile as string, 'utf8').trim();
-  const concurrency = Number(o.concurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new Error('--concurrency must be a whole number >= 1');
+  if (!apiKey && o.apiKeyFile) {
+    try {
+      apiKey = readFileSync(o.apiKeyFile as string, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(
+        `--api-key-file: cannot read ${o.apiKeyFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+    }
+  }
+  const apiUrl = (o.apiUrl as string) || undefined;
+  if (apiUrl) {
+    let u: URL | undefined;
+    try {
+      u = new URL(apiUrl);
+    } catch {}
+    if (!u || !/^https?:$/.test(u.protocol))
+      throw new ConfigError(`--api-url: "${apiUrl}" is not an http(s) URL`);
+  }
+  const emulator = parseBool('--emulator', o.emulator, false);
+  if (emulator && apiUrl)
+    throw new ConfigError(
+      '--emulator and --api-url exclude each other: pick the embedded emulator or an API',
+    );
+  const instance = (o.instance as string) || undefined;
+  if (instance !== undefined && !LABEL_VALUE.test(instance))
+    throw new ConfigError(
+      `--instance: "${instance}" is not a valid label value (63 characters of [A-Za-z0-9-_.], alphanumeric at both ends)`,
+    );
+  const logLevel = String(o.logLevel);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`--log-level: "${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  const listen = String(o.listen);
+  parseListen('--listen', listen);
+  const probeListen = (o.probeListen as string) || undefined;
+  if (probeListen) parseListen('--probe-listen', probeListen);
+  const agentMetrics = String(o.agentMetricsInterval ?? '60s');
   return {
     kubeconfig: (o.kubeconfig as string) || undefined,
-    apiUrl: (o.apiUrl as string) || undefined,
+    apiUrl,
     apiKey,
+    emulator,
+    local: o.local === true,
+    instance,
     namespaces: String(o.namespaces ?? '')
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
-    concurrency,
-    resyncMs: parseDuration(String(o.resyncPeriod)),
-    listen: String(o.listen),
-    leaderElect: o.leaderElect === true || o.leaderElect === 'true',
+    concurrency: boundedNumber(
+      '--concurrency',
+      String(o.concurrency),
+      BOUNDS.concurrency.min,
+      BOUNDS.concurrency.max,
+      true,
+    ),
+    resyncMs: boundedDuration(
+      '--resync-period',
+      String(o.resyncPeriod),
+      BOUNDS.resyncMs.min,
+      BOUNDS.resyncMs.max,
+    ),
+    listen,
+    leaderElect: o.leaderElect === undefined ? undefined : parseBool('--leader-elect', o.leaderElect, true),
     leaderElectionNamespace: String(o.leaderElectionNamespace),
-    leaderElectionId: String(o.leaderElectionId),
+    leaderElectionId:
+      (o.leaderElectionId as string) || (instance ? `edge-operator-${instance}` : 'edge-operator'),
     clusterId: (o.clusterId as string) || undefined,
-    logLevel: String(o.logLevel),
-    apiRatePerMinute: Number(o.apiRateLimit),
-    drainMs: parseDuration(String(o.drainTimeout)),
-    localCluster: o.localCluster !== false,
+    logLevel,
+    apiRatePerMinute: boundedNumber(
+      '--api-rate-limit',
+      String(o.apiRateLimit),
+      BOUNDS.apiRateLimit.min,
+      BOUNDS.apiRateLimit.max,
+    ),
+    drainMs: boundedDuration(
+      '--drain-timeout',
+      String(o.drainTimeout),
+      BOUNDS.drainMs.min,
+      BOUNDS.drainMs.max,
+      true,
+    ),
     examples: o.examples as string | undefined,
-    probeListen: (o.probeListen as string) || undefined,
-    agentMetricsMs:
-      String(o.agentMetricsInterval ?? '60s') === '0'
-        ? 0
-        : parseDuration(String(o.agentMetricsInterval ?? '60s')),
+    probeListen,
+    agentMetricsMs: boundedDuration(
+      '--agent-metrics-interval',
+      agentMetrics,
+      BOUNDS.agentMetricsMs.min,
+      BOUNDS.agentMetricsMs.max,
+      true,
+    ),
   };
 }

@@ -3,17 +3,20 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import { createClient } from '../api/client.ts';
-import { startEmulator } from '../emulator/server.ts';
 import { clusterUp, findBinaries, REPO_ROOT } from '../localcluster/cluster.ts';
 import { apply, readManifests } from './apply.ts';
-import type { OperatorConfig } from './config.ts';
+import { ConfigError, type OperatorConfig } from './config.ts';
 import { CRD_DIR } from './kinds/generate-crds.ts';
 import { BINDINGS } from './kinds/index.ts';
+import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, loadKubeConfig } from './runtime/kube.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
-import { createMetrics } from './runtime/metrics.ts';
+import { createMetrics, type Metrics } from './runtime/metrics.ts';
+import { ProbeServer } from './runtime/probes.ts';
 
 function kubeConfigured(cfg: OperatorConfig): boolean {
   return !!(
@@ -23,47 +26,90 @@ function kubeConfigured(cfg: OperatorConfig): boolean {
   );
 }
 
+/** Where the operator would connect, for the start log and for refusals. */
+function describeCluster(kc: KubeConfig): { server: string; context: string } {
+  return { server: kc.getCurrentCluster()?.server ?? '?', context: kc.getCurrentContext() || '(in-cluster)' };
+}
+
 export async function runOperator(
   cfg: OperatorConfig,
 ): Promise<{ manager: Manager; stop: () => Promise<void> }> {
   const log = createLogger(cfg.logLevel);
   const metrics = createMetrics();
   const closers: (() => Promise<void>)[] = [];
+  const inCluster = !!process.env.KUBERNETES_SERVICE_HOST;
 
+  // Ports first: a busy port must fail before anything in a cluster or an account is touched.
+  const probes = new ProbeServer(metrics);
+  await probes.listen('--listen', cfg.listen, true);
+  if (cfg.probeListen && cfg.probeListen !== cfg.listen)
+    await probes.listen('--probe-listen', cfg.probeListen, false);
+  closers.push(() => probes.close());
+  try {
+    return await startOperator(cfg, log, metrics, probes, closers, inCluster);
+  } catch (err) {
+    for (const c of closers.reverse()) await c().catch(() => {});
+    throw err;
+  }
+}
+
+async function startOperator(
+  cfg: OperatorConfig,
+  log: Logger,
+  metrics: Metrics,
+  probes: ProbeServer,
+  closers: (() => Promise<void>)[],
+  inCluster: boolean,
+): Promise<{ manager: Manager; stop: () => Promise<void> }> {
+  // Which cluster. A user's kubeconfig is never paired with a throw-away API by default.
+  let kc: KubeConfig | undefined;
+  if (!cfg.local) {
+    if (!kubeConfigured(cfg))
+      throw new ConfigError(
+        'no Kubernetes cluster configured: set KUBECONFIG or --kubeconfig, or use --local (npm start) for a throw-away local control plane',
+      );
+    kc = loadKubeConfig(cfg.kubeconfig);
+  }
+
+  // Which API. The embedded emulator runs only with the local control plane or when asked for by name.
   let { apiUrl, apiKey } = cfg;
-  if (!apiUrl) {
+  const embedded = !apiUrl;
+  if (embedded && !cfg.local && !cfg.emulator) {
+    const where = kc ? describeCluster(kc) : undefined;
+    throw new ConfigError(
+      inCluster
+        ? 'no Edge API URL: set EDGE_API_URL (chart: api.url) and the API key Secret; the embedded emulator runs only when asked for (EDGE_EMULATOR=true, chart: api.emulator=true)'
+        : `no Edge API URL for cluster ${where?.server} (context ${where?.context}): set EDGE_API_URL or --api-url and EDGE_API_KEY; for a demo use --local (a local control plane) or --emulator`,
+    );
+  }
+  if (embedded) {
+    const { startEmulator } = await import('../emulator/server.ts');
     const emu = await startEmulator({ host: '127.0.0.1', port: 0 });
     closers.push(() => emu.close());
     apiUrl = emu.url;
     apiKey = emu.apiKey;
     log.warn(
       { apiUrl },
-      '*** no --api-url / EDGE_API_URL: using the EMBEDDED EMULATOR; nothing reaches a real account ***',
+      '*** using the EMBEDDED EMULATOR (in memory): nothing reaches a real account, everything is lost on exit ***',
     );
   }
-  if (!apiKey) throw new Error('no API key: set EDGE_API_KEY, --api-key or --api-key-file');
+  if (!apiKey) throw new ConfigError('no API key: set EDGE_API_KEY, --api-key or --api-key-file');
 
-  let localCluster = false;
-  if (!kubeConfigured(cfg)) {
-    if (!cfg.localCluster)
-      throw new Error('no Kubernetes cluster configured (set KUBECONFIG or --kubeconfig)');
+  if (cfg.local) {
+    if (cfg.kubeconfig) log.info({ ignored: cfg.kubeconfig }, '--local: not using the configured kubeconfig');
     if (!findBinaries() && !existsSync(join(REPO_ROOT, 'test/controlplane/build.sh'))) {
-      throw new Error(
-        'no Kubernetes cluster configured and no local control plane available: set KUBECONFIG',
+      throw new ConfigError(
+        '--local needs the control plane build script (a source checkout) or prebuilt binaries',
       );
     }
     const state = await clusterUp({ log: (s) => log.info(s) });
-    cfg.kubeconfig = state.kubeconfig;
-    localCluster = true;
-    log.warn(
-      { kubeconfig: state.kubeconfig },
-      '*** no cluster configured: using the LOCAL CONTROL PLANE ***',
-    );
+    kc = loadKubeConfig(state.kubeconfig);
+    log.warn({ kubeconfig: state.kubeconfig }, '*** --local: using the LOCAL CONTROL PLANE ***');
   }
 
-  const kube = new Kube(loadKubeConfig(cfg.kubeconfig));
+  const kube = new Kube(kc!);
   kube.onRequest = (verb, status) => metrics.kubeRequests.inc({ method: verb, code: String(status) });
-  if (localCluster) {
+  if (cfg.local) {
     await apply(kube, readManifests(CRD_DIR));
     const examples = cfg.examples ?? join(REPO_ROOT, 'deploy', 'examples');
     if (existsSync(examples)) {
@@ -71,14 +117,28 @@ export async function runOperator(
       log.info({ examples }, 'applied example manifests');
     }
   }
+  const leaderElect = cfg.leaderElect ?? !cfg.local;
+  if (!leaderElect && !cfg.local)
+    log.warn(
+      'leader election is off: run exactly one replica per instance, or two will fight over every object',
+    );
 
   const clusterId =
     cfg.clusterId ??
     (await kube.get({ group: '', version: 'v1', plural: 'namespaces' }, undefined, 'kube-system')).metadata
       .uid!;
 
+  let digestKey: string;
+  try {
+    digestKey = await loadDigestKey(kube, cfg.leaderElectionNamespace);
+  } catch (err) {
+    throw new Error(
+      `cannot read or create the digest key Secret ${cfg.leaderElectionNamespace}/${DIGEST_KEY_SECRET}: ${(err as Error).message}`,
+    );
+  }
+
   const api = createClient({
-    baseUrl: apiUrl,
+    baseUrl: apiUrl!,
     apiKey,
     rateLimitPerMinute: cfg.apiRatePerMinute,
     onCall: (e) => {
@@ -97,26 +157,30 @@ export async function runOperator(
     log,
     metrics,
     clusterId,
+    digestKey,
     identity: `${hostname()}-${process.pid}`,
     namespaces: cfg.namespaces,
     concurrency: cfg.concurrency,
     resyncMs: cfg.resyncMs,
     drainMs: cfg.drainMs,
+    instance: cfg.instance,
+    probes,
     leaderElection: {
-      enabled: cfg.leaderElect,
+      enabled: leaderElect,
       namespace: cfg.leaderElectionNamespace,
       name: cfg.leaderElectionId,
     },
-    listen: cfg.listen,
-    probeListen: cfg.probeListen,
   });
   log.info(
     {
+      cluster: describeCluster(kc!),
       apiUrl,
+      embeddedEmulator: embedded,
+      instance: cfg.instance ?? '(default)',
       namespaces: cfg.namespaces.length ? cfg.namespaces : 'all',
       kinds: BINDINGS.map((b) => b.kind),
       clusterId,
-      leaderElect: cfg.leaderElect,
+      leaderElect,
     },
     'starting edge-operator',
   );

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { covers, outputToInput, secretDigest, withoutSecrets } from '../../src/operator/runtime/modules.ts';
+import {
+  covers,
+  isLegacyDigest,
+  legacySecretDigest,
+  outputToInput,
+  secretDigest,
+  withoutSecrets,
+} from '../../src/operator/runtime/modules.ts';
 import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
 
 describe('module comparison', () => {
@@ -28,10 +35,22 @@ describe('module comparison', () => {
       ['provider.*.client_secret'],
       'uid-1',
     );
-    expect(d1).toMatch(/^[0-9a-f]{32}$/);
+    expect(d1).toMatch(/^k1:[0-9a-f]{32}$/);
     expect(d1).not.toBe(d2);
     expect(d1).not.toBe(secretDigest(body, ['provider.*.client_secret'], 'uid-2'));
-    expect(secretDigest({ a: 1 }, ['secret'])).toBeUndefined();
+    expect(secretDigest({ a: 1 }, ['secret'], 'k')).toBeUndefined();
+  });
+
+  it('tells digests keyed by the object uid (readable by anyone) from keyed ones, for migration', () => {
+    const body = { secret: 'hunter2' };
+    const legacy = legacySecretDigest(body, ['secret'], 'uid-1')!;
+    expect(isLegacyDigest(legacy)).toBe(true);
+    expect(isLegacyDigest(secretDigest(body, ['secret'], 'operator-key')!)).toBe(false);
+    // the uid is in the object, so a legacy digest is a guessing oracle: the keyed one is not
+    const guesses = ['password', 'hunter2', 'letmein'];
+    expect(guesses.find((g) => legacySecretDigest({ secret: g }, ['secret'], 'uid-1') === legacy)).toBe('hunter2');
+    const keyed = secretDigest(body, ['secret'], 'operator-key');
+    expect(guesses.find((g) => secretDigest({ secret: g }, ['secret'], 'uid-1') === keyed)).toBeUndefined();
   });
 });
 

@@ -9,7 +9,14 @@ import { CREATE_PENDING_ANNOTATION, FINALIZER, GROUP, ID_ANNOTATION, VERSION } f
 import { type Condition, conditionsFor, type Phase } from './conditions.ts';
 import type { EventRecorder } from './events.ts';
 import { isConflict, type Kube, KubeError, type KubeObject, type ResourcePath } from './kube.ts';
-import { covers, outputToInput, secretDigest, withoutSecrets } from './modules.ts';
+import {
+  covers,
+  isLegacyDigest,
+  legacySecretDigest,
+  outputToInput,
+  secretDigest,
+  withoutSecrets,
+} from './modules.ts';
 import { decodeMetadata, encodeMetadata, type Owner } from './owner.ts';
 
 export interface EngineOptions {
@@ -19,9 +26,15 @@ export interface EngineOptions {
   events: EventRecorder;
   log: Logger;
   clusterId: string;
+  /** HMAC key of the secret digests in status, known only to the operator. */
+  digestKey: string;
   resyncMs: number;
-  /** Reads any managed object from the informer caches. */
+  /** Reads any managed object from the informer caches (a Secret: metadata only). */
   lookup(kind: string, namespace: string, name: string): KubeObject | undefined;
+  /** A referenced Secret's data, read by name; undefined when it does not exist. */
+  readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /** The references another kind's object makes (cycle detection); undefined for an unknown kind. */
+  referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
   /** Reads the own kind's object for a queue key. */
   get(key: string): KubeObject | undefined;
 }
@@ -43,6 +56,17 @@ type Status = Record<string, unknown> & {
   observedGeneration?: number;
 };
 
+/** What this process last did to an object, so an unchanged object costs nothing until its resync. */
+interface Memo {
+  at: number;
+  generation?: number;
+  id?: string;
+  stalled?: boolean;
+  digests?: Record<string, string>;
+  /** The status as this process last wrote or found it: anything else was written by someone else. */
+  status?: unknown;
+}
+
 /** A failure the engine turns into a condition, with or without a retry. */
 class Stop extends Error {
   readonly phase: Phase;
@@ -59,10 +83,7 @@ export class Engine {
   readonly resource: ResourcePath;
   private readonly o: EngineOptions;
   /** What this process last applied per object: the cache can lag behind our own writes. */
-  private readonly memo = new Map<
-    string,
-    { at: number; generation?: number; id?: string; stalled?: boolean; digests?: Record<string, string> }
-  >();
+  private readonly memo = new Map<string, Memo>();
 
   constructor(o: EngineOptions) {
     this.o = o;
@@ -82,17 +103,7 @@ export class Engine {
     this.epoch.set(key, (this.epoch.get(key) ?? 0) + 1);
   }
 
-  private remember(
-    key: string,
-    startEpoch: number,
-    value: {
-      at: number;
-      generation?: number;
-      id?: string;
-      stalled?: boolean;
-      digests?: Record<string, string>;
-    },
-  ) {
+  private remember(key: string, startEpoch: number, value: Memo) {
     if ((this.epoch.get(key) ?? 0) === startEpoch) this.memo.set(key, value);
   }
 
@@ -110,13 +121,14 @@ export class Engine {
     } catch (err) {
       if (err instanceof Stop) {
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
+        await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
           this.remember(key, startEpoch, {
             at: Date.now(),
             generation: obj.metadata.generation,
             stalled: true,
+            status: obj.status,
           });
-        await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
           this.o.events.record(obj, 'Warning', err.phase.reason, err.phase.message);
         return err.outcome;
@@ -170,16 +182,42 @@ export class Engine {
     const spec = (obj.spec ?? {}) as Record<string, unknown> & { description?: string; metadata?: string };
 
     // Nothing changed since the last sync (or the API refused this generation): no API
-    // call until the resync is due or the spec changes.
+    // call until the resync is due or the spec changes. A status someone else wrote (a
+    // second installation, a person) is a change: it is put right at once.
     const memo = this.memo.get(key);
-    if (memo && memo.generation === gen && !this.due(key)) {
+    if (memo && memo.generation === gen && !this.due(key) && isDeepStrictEqual(memo.status, obj.status)) {
       return memo.stalled ? {} : { requeueAfterMs: Math.max(1000, this.o.resyncMs - (Date.now() - memo.at)) };
     }
     const ids = new Map<string, string>();
-    for (const r of this.b.references?.(spec) ?? []) {
+    const references = this.b.references?.(spec) ?? [];
+    const seen = new Map<string, string>();
+    for (const r of references) {
+      const first = seen.get(`${r.kind}/${r.name}`);
+      if (first)
+        throw new Stop(
+          {
+            state: 'stalled',
+            reason: 'DuplicateReference',
+            message: `${r.path} and ${first} both reference ${r.kind} ${r.name}: list each once`,
+          },
+          {},
+        );
+      seen.set(`${r.kind}/${r.name}`, r.path);
+    }
+    for (const r of references) {
       const target = this.o.lookup(r.kind, obj.metadata.namespace!, r.name);
       const id = (target?.status as Status | undefined)?.id;
       if (!id || target?.metadata.deletionTimestamp) {
+        const cycle = this.cycleThrough(obj, r);
+        if (cycle)
+          throw new Stop(
+            {
+              state: 'stalled',
+              reason: 'ReferenceCycle',
+              message: `references form a cycle: ${cycle.join(' -> ')}; break it to continue`,
+            },
+            {},
+          );
         throw new Stop(
           {
             state: 'progressing',
@@ -194,8 +232,8 @@ export class Engine {
     const ref = (kind: string, name: string) => ids.get(`${kind}/${name}`)!;
     const secrets = new Map<string, string>();
     for (const s of this.b.secrets?.(spec) ?? []) {
-      const secret = this.o.lookup('Secret', obj.metadata.namespace!, s.name);
-      const data = (secret?.data as Record<string, string> | undefined)?.[s.key];
+      const secret = await this.o.readSecret(obj.metadata.namespace!, s.name);
+      const data = secret?.[s.key];
       if (data === undefined) {
         throw new Stop(
           {
@@ -329,7 +367,7 @@ export class Engine {
         uri: remote.uri,
         createdAt: remote.created_at,
         ...(this.b.statusOf?.(remote, desired) ?? {}),
-        ...(this.b.modules?.some((m) => m.secretPaths) ? { secretDigests: this.digests(obj, modules) } : {}),
+        ...(this.b.modules?.some((m) => m.secretPaths) ? { secretDigests: this.digests(modules) } : {}),
       },
       { state: 'ready', reason: 'Synced', message: `${this.b.kind} ${remote.id} is in sync` },
     );
@@ -337,7 +375,8 @@ export class Engine {
       at: Date.now(),
       generation: gen,
       id: remote.id,
-      digests: this.digests(obj, modules),
+      digests: this.digests(modules),
+      status: obj.status,
     });
     return { requeueAfterMs: jitter(this.o.resyncMs) };
   }
@@ -383,14 +422,11 @@ export class Engine {
     return Object.fromEntries([...modules].filter(([, v]) => v !== null));
   }
 
-  private digests(
-    obj: KubeObject,
-    modules: Map<string, Record<string, unknown> | null>,
-  ): Record<string, string> {
+  private digests(modules: Map<string, Record<string, unknown> | null>): Record<string, string> {
     const out: Record<string, string> = {};
     for (const m of this.b.modules ?? []) {
       const body = modules.get(m.name);
-      const d = body ? secretDigest(body, m.secretPaths, obj.metadata.uid) : undefined;
+      const d = body ? secretDigest(body, m.secretPaths, this.o.digestKey) : undefined;
       if (d) out[m.name] = d;
     }
     return out;
@@ -419,11 +455,20 @@ export class Engine {
         }
         continue;
       }
-      const digest = secretDigest(want, m.secretPaths, obj.metadata.uid);
+      const digest = secretDigest(want, m.secretPaths, this.o.digestKey);
+      const was = applied?.[m.name];
+      // A digest from before the operator had a key of its own (keyed by the object's uid)
+      // still proves the applied value: the status is rewritten with the new digest, the
+      // module is not PUT again.
+      const sameSecrets =
+        digest === was ||
+        (was !== undefined &&
+          isLegacyDigest(was) &&
+          was === legacySecretDigest(want, m.secretPaths, obj.metadata.uid));
       const same =
         have &&
         covers(withoutSecrets(want, m.secretPaths), withoutSecrets(outputToInput(have), m.secretPaths)) &&
-        digest === applied?.[m.name];
+        sameSecrets;
       if (!same) {
         await this.call(`put module ${m.name} of ${remote.id}`, () =>
           m.put(this.o.api, remote.id, want, desired),
@@ -438,6 +483,31 @@ export class Engine {
         'ModulesUpdated',
         `applied modules of ${remote.id}: ${changed.join(', ')}`,
       );
+  }
+
+  /**
+   * A path of references from the referenced object back to `obj`, or undefined. Only
+   * asked while waiting for a reference, so a cycle stalls with its members named instead
+   * of waiting forever.
+   */
+  private cycleThrough(obj: KubeObject, first: { kind: string; name: string }): string[] | undefined {
+    const ns = obj.metadata.namespace!;
+    const self = `${this.b.kind}/${obj.metadata.name}`;
+    const visited = new Set<string>();
+    const walk = (node: { kind: string; name: string }, path: string[]): string[] | undefined => {
+      const id = `${node.kind}/${node.name}`;
+      if (id === self) return [...path, `${node.kind} ${node.name}`];
+      if (visited.has(id)) return undefined;
+      visited.add(id);
+      const target = this.o.lookup(node.kind, ns, node.name);
+      if (!target) return undefined;
+      for (const next of this.o.referencesOf?.(node.kind, target.spec ?? {}) ?? []) {
+        const found = walk(next, [...path, `${node.kind} ${node.name}`]);
+        if (found) return found;
+      }
+      return undefined;
+    };
+    return walk(first, [`${this.b.kind} ${obj.metadata.name}`]);
   }
 
   private async findOwned(obj: KubeObject, desired: Record<string, unknown>) {

@@ -3,7 +3,14 @@
 // watch that went silent, 410 Gone and a periodic relist rebuild the cache. Handlers run
 // synchronously and must only enqueue; a throw in one is caught and logged.
 import type { Logger } from 'pino';
-import { type Kube, KubeError, type KubeObject, type ResourcePath, type WatchEvent } from './kube.ts';
+import {
+  type Kube,
+  KubeError,
+  type KubeObject,
+  METADATA_ONLY,
+  type ResourcePath,
+  type WatchEvent,
+} from './kube.ts';
 
 export type EventHandler = (type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject) => void;
 
@@ -20,6 +27,12 @@ export interface InformerOptions {
   watchTimeoutSeconds?: number;
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** Only objects matching this label selector (the instance partition). */
+  labelSelector?: string;
+  /** List and watch metadata only (PartialObjectMetadata). */
+  metadataOnly?: boolean;
+  /** Trims each object before it is cached (the cache keeps only what the code reads). */
+  transform?: (o: KubeObject) => KubeObject;
 }
 
 export const keyOf = (o: { metadata: { namespace?: string; name: string } }) =>
@@ -29,16 +42,15 @@ const jitter = (ms: number, f = 0.2) => Math.round(ms * (1 - f + Math.random() *
 
 class Gone extends Error {}
 
-/** managedFields is often most of an object's size and nothing here reads it (controller-runtime drops it too). */
-function lean<T extends KubeObject>(o: T): T {
-  delete (o.metadata as { managedFields?: unknown }).managedFields;
-  return o;
-}
-
 export class Informer {
   readonly cache = new Map<string, KubeObject>();
   private readonly handlers: EventHandler[] = [];
-  private readonly o: Required<Omit<InformerOptions, 'namespace'>> & { namespace?: string };
+  private readonly o: Required<
+    Omit<InformerOptions, 'namespace' | 'labelSelector' | 'metadataOnly' | 'transform'>
+  > &
+    Pick<InformerOptions, 'namespace' | 'labelSelector' | 'metadataOnly' | 'transform'>;
+  /** Last time the informer made progress: a list, an opened watch, an event or a bookmark. */
+  private progressAt = Date.now();
   private readonly abort = new AbortController();
   private current?: AbortController;
   private resolveSynced!: () => void;
@@ -58,6 +70,22 @@ export class Informer {
       maxBackoffMs: 30_000,
       ...opts,
     };
+  }
+
+  /**
+   * How long the informer has made no progress at all (no list, no watch opened, no event).
+   * A healthy watch is never silent past the idle watchdog, which then reconnects.
+   */
+  stalledMs(now = Date.now()): number {
+    return now - this.progressAt;
+  }
+  get idleMs(): number {
+    return this.o.idleMs;
+  }
+
+  private lean(o: KubeObject): KubeObject {
+    delete (o.metadata as { managedFields?: unknown }).managedFields;
+    return this.o.transform ? this.o.transform(o) : o;
   }
 
   on(handler: EventHandler): void {
@@ -98,18 +126,26 @@ export class Informer {
     let cont: string | undefined;
     let rv = '';
     do {
-      const page = await this.o.kube.list(this.o.resource, this.o.namespace, { limit: 500, continue: cont });
+      const page = await this.o.kube.list(
+        this.o.resource,
+        this.o.namespace,
+        { limit: 500, continue: cont, labelSelector: this.o.labelSelector },
+        this.o.metadataOnly ? METADATA_ONLY.list : undefined,
+      );
+      this.progressAt = Date.now();
       items.push(...page.items);
       cont = page.metadata.continue || undefined;
       rv = page.metadata.resourceVersion;
     } while (cont);
     this.stats.lists++;
     const seen = new Set<string>();
-    for (const obj of items) {
+    for (const raw of items) {
+      // managedFields is often most of an object's size and nothing here reads it (controller-runtime drops it too)
+      const obj = this.lean(raw);
       const k = keyOf(obj);
       seen.add(k);
       const old = this.cache.get(k);
-      this.cache.set(k, lean(obj));
+      this.cache.set(k, obj);
       if (!old) this.emit('add', obj);
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', obj, old);
     }
@@ -128,20 +164,22 @@ export class Informer {
 
   private handle(e: WatchEvent): string | undefined {
     this.stats.events++;
+    this.progressAt = Date.now();
     if (e.type === 'ERROR') {
       if (e.object.code === 410) throw new Gone(e.object.message);
       throw new KubeError(e.object.code ?? 500, `watch error: ${e.object.message}`);
     }
     const rv = e.object.metadata?.resourceVersion;
     if (e.type === 'BOOKMARK') return rv;
-    const k = keyOf(e.object);
+    const obj = this.lean(e.object);
+    const k = keyOf(obj);
     const old = this.cache.get(k);
     if (e.type === 'DELETED') {
       this.cache.delete(k);
-      this.emit('delete', e.object);
+      this.emit('delete', obj);
     } else {
-      this.cache.set(k, lean(e.object));
-      this.emit(old ? 'update' : 'add', e.object, old);
+      this.cache.set(k, obj);
+      this.emit(old ? 'update' : 'add', obj, old);
     }
     return rv;
   }
@@ -169,7 +207,16 @@ export class Informer {
             const next = this.handle(e);
             if (next) rv = next;
           },
-          { signal: both, idleMs: this.o.idleMs, timeoutSeconds: jitter(this.o.watchTimeoutSeconds) },
+          {
+            signal: both,
+            idleMs: this.o.idleMs,
+            timeoutSeconds: jitter(this.o.watchTimeoutSeconds),
+            labelSelector: this.o.labelSelector,
+            accept: this.o.metadataOnly ? METADATA_ONLY.watch : undefined,
+            onOpen: () => {
+              this.progressAt = Date.now();
+            },
+          },
         );
         if (Date.now() - started > 5000) backoff = this.o.minBackoffMs;
       } catch (err) {

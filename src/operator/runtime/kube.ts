@@ -35,6 +35,12 @@ export interface WatchEvent {
   object: KubeObject & { code?: number; message?: string; reason?: string };
 }
 
+/** Lists and watches of metadata only (PartialObjectMetadata): no Secret data crosses the wire. */
+export const METADATA_ONLY = {
+  list: 'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json',
+  watch: 'application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json',
+};
+
 export class KubeError extends Error {
   readonly status: number;
   readonly reason: string | undefined;
@@ -136,8 +142,13 @@ export class Kube {
   get<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string) {
     return this.request<T>('GET', resourceUrl(r, namespace, name));
   }
-  list(r: ResourcePath, namespace?: string, query?: Record<string, string | number | boolean | undefined>) {
-    return this.request<KubeList>('GET', resourceUrl(r, namespace), { query });
+  list(
+    r: ResourcePath,
+    namespace?: string,
+    query?: Record<string, string | number | boolean | undefined>,
+    accept?: string,
+  ) {
+    return this.request<KubeList>('GET', resourceUrl(r, namespace), { query, accept });
   }
   create<T = KubeObject>(r: ResourcePath, namespace: string | undefined, body: unknown) {
     return this.request<T>('POST', resourceUrl(r, namespace), { body });
@@ -172,10 +183,19 @@ export class Kube {
     namespace: string | undefined,
     resourceVersion: string,
     onEvent: (e: WatchEvent) => void,
-    opts: { signal: AbortSignal; idleMs: number; timeoutSeconds: number },
+    opts: {
+      signal: AbortSignal;
+      idleMs: number;
+      timeoutSeconds: number;
+      labelSelector?: string;
+      accept?: string;
+      /** The server accepted the watch (HTTP 200). */
+      onOpen?: () => void;
+    },
   ): Promise<void> {
     const url = new URL(this.server + resourceUrl(r, namespace));
     url.searchParams.set('watch', 'true');
+    if (opts.labelSelector) url.searchParams.set('labelSelector', opts.labelSelector);
     url.searchParams.set('allowWatchBookmarks', 'true');
     url.searchParams.set('resourceVersion', resourceVersion);
     url.searchParams.set('timeoutSeconds', String(opts.timeoutSeconds));
@@ -193,7 +213,7 @@ export class Kube {
     try {
       poke();
       const res = await fetch(url, {
-        headers: ctx.getHeaders(),
+        headers: { ...ctx.getHeaders(), ...(opts.accept ? { accept: opts.accept } : {}) },
         dispatcher: ctx.getDispatcher() as never,
         signal: local.signal,
       });
@@ -201,6 +221,7 @@ export class Kube {
       if (res.status !== 200 || !res.body) {
         throw new KubeError(res.status, `watch ${url.pathname}: ${res.status} ${await res.text()}`);
       }
+      opts.onOpen?.();
       const body = Readable.fromWeb(res.body as never);
       lines = createInterface({ input: body, crlfDelay: Infinity });
       // Aborting below errors the stream after the loop is gone: without listeners that

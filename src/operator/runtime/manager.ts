@@ -1,6 +1,5 @@
 // Wires informers, queues, workers and engines together; runs them only while leader;
-// serves /healthz, /readyz and /metrics; drains in-flight reconciles on shutdown.
-import { createServer, type Server } from 'node:http';
+// answers the probes; drains in-flight reconciles on shutdown.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import type { AnyBinding } from '../kinds/binding.ts';
@@ -11,7 +10,12 @@ import { Informer, keyOf } from './informer.ts';
 import type { Kube, KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import type { Metrics } from './metrics.ts';
+import type { Check, ProbeServer } from './probes.ts';
+import { SecretStore } from './secrets.ts';
 import { WorkQueue } from './workqueue.ts';
+
+/** The label that partitions objects between installations in one cluster (like an IngressClass). */
+export const INSTANCE_LABEL = 'edge.tunnel.dev/instance';
 
 export interface ManagerOptions {
   kube: Kube;
@@ -27,10 +31,12 @@ export interface ManagerOptions {
   resyncMs: number;
   drainMs: number;
   leaderElection: { enabled: boolean; namespace: string; name: string };
-  /** host:port for /metrics, /healthz and /readyz; empty: none. */
-  listen?: string;
-  /** host:port for /healthz and /readyz only, when probes should not share the metrics port. */
-  probeListen?: string;
+  /** Objects with this instance label value; undefined: objects without the label. */
+  instance?: string;
+  /** Where the probes are served; the manager answers them. */
+  probes?: ProbeServer;
+  /** HMAC key of the secret digests in status. */
+  digestKey: string;
   informer?: { idleMs?: number; relistMs?: number; watchTimeoutSeconds?: number };
 }
 
@@ -47,7 +53,6 @@ interface Controller {
 export class Manager {
   private readonly o: ManagerOptions;
   readonly controllers = new Map<string, Controller>();
-  private readonly servers: Server[] = [];
   private elector?: LeaderElector;
   private started = false;
   private stopping = false;
@@ -55,33 +60,60 @@ export class Manager {
 
   constructor(o: ManagerOptions) {
     this.o = o;
+    if (o.probes) {
+      o.probes.health = () => this.health();
+      o.probes.readiness = () => this.readiness();
+      o.probes.beforeScrape = () => o.metrics.apiLimiterWait.set(o.api.transport.limiter.waitedMs / 1000);
+    }
   }
 
-  /** Informers of objects the kinds read but do not manage (Secrets). */
-  private readonly watched = new Map<string, Informer[]>();
+  /** Referenced Secrets (metadata watched, data read by name); undefined when no kind reads Secrets. */
+  private secrets?: SecretStore;
 
   lookup = (kind: string, namespace: string, name: string): KubeObject | undefined => {
-    for (const inf of this.controllers.get(kind)?.informers ?? this.watched.get(kind) ?? []) {
+    if (kind === 'Secret') return this.secrets?.meta(namespace, name);
+    for (const inf of this.controllers.get(kind)?.informers ?? []) {
       const o = inf.get(`${namespace}/${name}`);
       if (o) return o;
     }
     return undefined;
   };
 
+  private get informers(): Informer[] {
+    return [
+      ...[...this.controllers.values()].flatMap((c) => c.informers),
+      ...(this.secrets?.informers ?? []),
+    ];
+  }
+
   get synced(): boolean {
-    return (
-      [...this.controllers.values()].every((c) => c.informers.every((i) => i.hasSynced)) &&
-      [...this.watched.values()].every((l) => l.every((i) => i.hasSynced))
-    );
+    return this.informers.every((i) => i.hasSynced);
+  }
+
+  /**
+   * Unhealthy when an informer made no progress (no list, no watch opened, no event) for
+   * twice its idle watchdog: its watch is dead and reconnecting has not helped, so the
+   * kubelet should restart the pod rather than let it serve a frozen cache.
+   */
+  health(now = Date.now()): Check {
+    if (!this.started) return { ok: true };
+    const stuck = this.informers.find((i) => i.stalledMs(now) > 2 * i.idleMs);
+    return stuck
+      ? { ok: false, reason: `a watch made no progress for ${Math.round(stuck.stalledMs(now) / 1000)}s` }
+      : { ok: true };
+  }
+
+  /** A standby is ready (it serves probes and waits); a leader once every cache synced. */
+  readiness(): Check {
+    if (this.stopping) return { ok: false, reason: 'stopping' };
+    if (this.started && !this.synced) return { ok: false, reason: 'caches not synced' };
+    return { ok: true };
   }
   get isLeader(): boolean {
     return !this.o.leaderElection.enabled || !!this.elector?.isLeader;
   }
 
   async start(): Promise<void> {
-    if (this.o.listen) await this.serve(this.o.listen, true);
-    if (this.o.probeListen && this.o.probeListen !== this.o.listen)
-      await this.serve(this.o.probeListen, false);
     if (this.o.leaderElection.enabled) {
       this.elector = new LeaderElector({
         kube: this.o.kube,
@@ -103,6 +135,7 @@ export class Manager {
   private startControllers(): void {
     const events = new EventRecorder(this.o.kube, this.o.log, this.o.identity);
     const namespaces = this.o.namespaces.length ? this.o.namespaces : [undefined];
+    const labelSelector = this.o.instance ? `${INSTANCE_LABEL}=${this.o.instance}` : `!${INSTANCE_LABEL}`;
     for (const b of this.o.bindings) {
       const resource = { group: GROUP, version: VERSION, plural: b.plural };
       const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.o.metrics });
@@ -112,6 +145,7 @@ export class Manager {
             kube: this.o.kube,
             resource,
             namespace: ns,
+            labelSelector,
             log: this.o.log.child({ informer: b.plural }),
             ...this.o.informer,
           }),
@@ -131,8 +165,11 @@ export class Manager {
         events,
         log: this.o.log,
         clusterId: this.o.clusterId,
+        digestKey: this.o.digestKey,
         resyncMs: this.o.resyncMs,
         lookup: this.lookup,
+        readSecret: (ns, name) => this.secrets!.read(ns, name),
+        referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
         get: (key) => {
           for (const i of informers) {
             const o = i.get(key);
@@ -144,30 +181,31 @@ export class Manager {
       this.controllers.set(b.kind, c);
     }
     if (this.o.bindings.some((b) => b.secrets)) {
-      const secrets = namespaces.map(
-        (ns) =>
-          new Informer({
-            kube: this.o.kube,
-            resource: { group: '', version: 'v1', plural: 'secrets' },
-            namespace: ns,
-            log: this.o.log.child({ informer: 'secrets' }),
-            ...this.o.informer,
-          }),
-      );
-      for (const inf of secrets) {
+      this.secrets = new SecretStore({
+        kube: this.o.kube,
+        namespaces,
+        log: this.o.log,
+        informer: this.o.informer,
+      });
+      for (const inf of this.secrets.informers) {
         // a rotated Secret re-applies the modules that use it
         inf.on((_type, obj) => this.enqueueDependents('Secret', obj));
         inf.start();
       }
-      this.watched.set('Secret', secrets);
     }
     for (const c of this.controllers.values()) {
       for (const inf of c.informers) {
         inf.on((type, obj, old) => this.onEvent(c, type, obj, old));
         inf.start();
       }
-      for (let i = 0; i < this.o.concurrency; i++) this.workers.push(this.work(c));
     }
+    // Workers start once every cache they read has synced (own kind, referenced kinds,
+    // Secrets): by then the reverse index of references is complete, so an object is never
+    // judged against a referenced object that is merely not listed yet, and every later
+    // change to a referenced object finds its dependants.
+    const all = Promise.all(this.informers.map((i) => i.synced));
+    for (const c of this.controllers.values())
+      for (let i = 0; i < this.o.concurrency; i++) this.workers.push(this.work(c, all));
     this.started = true;
   }
 
@@ -176,7 +214,12 @@ export class Manager {
     const key = keyOf(obj);
     const ns = obj.metadata.namespace ?? '';
     // keep the reverse index of references current
-    for (const r of c.refsOf.get(key) ?? []) c.dependents.get(r)?.delete(key);
+    const before = c.refsOf.get(key) ?? [];
+    for (const r of before) {
+      const deps = c.dependents.get(r);
+      deps?.delete(key);
+      if (deps?.size === 0) c.dependents.delete(r);
+    }
     const spec = obj.spec ?? {};
     const refs =
       type === 'delete'
@@ -191,6 +234,12 @@ export class Manager {
       c.dependents.set(r, s);
       s.add(key);
     }
+    // the data of a Secret nothing references any more is not kept
+    for (const r of before)
+      if (r.startsWith('Secret/') && ![...this.controllers.values()].some((o) => o.dependents.has(r))) {
+        const [, sns, sname] = r.split('/');
+        this.secrets?.release(sns!, sname!);
+      }
     if (type === 'delete') {
       c.refsOf.delete(key);
       c.engine.forget(key);
@@ -222,9 +271,9 @@ export class Manager {
     }
   }
 
-  private async work(c: Controller): Promise<void> {
+  private async work(c: Controller, synced: Promise<unknown>): Promise<void> {
     const name = c.binding.kind.toLowerCase();
-    await Promise.all(c.informers.map((i) => i.synced));
+    await synced;
     for (;;) {
       const key = await c.queue.get();
       if (key === undefined) return;
@@ -259,37 +308,6 @@ export class Manager {
     }
   }
 
-  /** One listener; `metrics` false serves only the probes (a separate probe address). */
-  private serve(listen: string, metrics: boolean): Promise<Server> {
-    const i = listen.lastIndexOf(':');
-    const host = listen.slice(0, i) || '0.0.0.0';
-    const port = Number(listen.slice(i + 1));
-    const server = createServer((req, res) => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path === '/healthz') return res.writeHead(200).end('ok');
-      if (path === '/readyz') {
-        // a standby is ready (it serves probes and waits); a leader once its caches synced
-        const ok = !this.stopping && (!this.started || this.synced);
-        return res.writeHead(ok ? 200 : 503).end(ok ? 'ok' : 'not ready');
-      }
-      if (path === '/metrics' && metrics) {
-        this.o.metrics.apiLimiterWait.set(this.o.api.transport.limiter.waitedMs / 1000);
-        void this.o.metrics.registry
-          .metrics()
-          .then((m) => res.writeHead(200, { 'content-type': this.o.metrics.registry.contentType }).end(m));
-        return;
-      }
-      res.writeHead(404).end('not found');
-    });
-    this.servers.push(server);
-    return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
-  }
-
-  get address(): string | undefined {
-    const a = this.servers[0]?.address();
-    return a && typeof a === 'object' ? `${a.address}:${a.port}` : undefined;
-  }
-
   /** Stops taking work, lets in-flight reconciles finish within the drain deadline, releases the lease. */
   async stop(): Promise<void> {
     if (this.stopping) return;
@@ -298,10 +316,8 @@ export class Manager {
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.o.drainMs)),
     );
     if (drained.includes(false)) this.o.log.warn('drain deadline passed with reconciles in flight');
-    for (const c of this.controllers.values()) for (const i of c.informers) i.stop();
-    for (const l of this.watched.values()) for (const i of l) i.stop();
+    for (const i of this.informers) i.stop();
     await this.elector?.release();
-    await Promise.all(this.servers.map((srv) => new Promise<void>((r) => srv.close(() => r()))));
     this.o.log.info('stopped');
   }
 }

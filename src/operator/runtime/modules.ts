@@ -40,13 +40,30 @@ export function withoutSecrets(body: Obj, paths: string[] = []): Obj {
   return copy;
 }
 
-/** A hash of the secret values keyed by the object's uid: status can hold it, nobody can reverse it cheaply. */
-export function secretDigest(body: Obj, paths: string[] = [], key = ''): string | undefined {
+function hmacOfSecrets(body: Obj, paths: string[], key: string): string | undefined {
   const values: string[] = [];
   for (const p of paths) walk(body, p.split('.'), (parent, k) => values.push(`${p}=${String(parent[k])}`));
   if (!values.length) return undefined;
   return createHmac('sha256', key).update(values.sort().join('\n')).digest('hex').slice(0, 32);
 }
+
+/** Digests keyed by the operator's own key carry this prefix; older ones were keyed by the object's uid. */
+const DIGEST_PREFIX = 'k1:';
+
+/**
+ * A keyed hash of the secret values, for status: the key lives in a Secret of the
+ * operator's namespace, so someone who can read the object cannot test guesses against it.
+ */
+export function secretDigest(body: Obj, paths: string[] = [], key: string): string | undefined {
+  const h = hmacOfSecrets(body, paths, key);
+  return h && `${DIGEST_PREFIX}${h}`;
+}
+
+/** The earlier digest, keyed by the object's uid (readable by anyone who can read the object). */
+export function legacySecretDigest(body: Obj, paths: string[] = [], uid = ''): string | undefined {
+  return hmacOfSecrets(body, paths, uid);
+}
+export const isLegacyDigest = (d: string) => !d.startsWith(DIGEST_PREFIX);
 
 /**
  * Every top-level field the spec sets equals what the API holds; fields the API adds

@@ -1,0 +1,89 @@
+// Secrets the objects reference, and nothing else. A metadata-only watch (no data crosses
+// the wire, annotations dropped: `kubectl apply` keeps a Secret's whole content in its
+// last-applied annotation) says which Secrets exist and when they change; the data of a
+// referenced Secret is read by name when first needed and kept until its resourceVersion
+// moves or nothing references it any more.
+import type { Logger } from 'pino';
+import { Informer, type InformerOptions } from './informer.ts';
+import type { Kube, KubeObject } from './kube.ts';
+
+const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
+
+/** What the cache keeps of a Secret: enough to know it exists and when it changed. */
+function metadataOnly(o: KubeObject): KubeObject {
+  const m = o.metadata;
+  return {
+    metadata: { name: m.name, namespace: m.namespace, uid: m.uid, resourceVersion: m.resourceVersion },
+  };
+}
+
+export class SecretStore {
+  readonly informers: Informer[];
+  private readonly kube: Kube;
+  /** ns/name -> data of a referenced Secret at a resourceVersion. */
+  private readonly data = new Map<string, { rv?: string; data: Record<string, string> }>();
+
+  constructor(o: {
+    kube: Kube;
+    namespaces: (string | undefined)[];
+    log: Logger;
+    informer?: Partial<InformerOptions>;
+  }) {
+    this.kube = o.kube;
+    this.informers = o.namespaces.map(
+      (ns) =>
+        new Informer({
+          kube: o.kube,
+          resource: SECRETS,
+          namespace: ns,
+          log: o.log.child({ informer: 'secrets' }),
+          metadataOnly: true,
+          transform: metadataOnly,
+          ...o.informer,
+        }),
+    );
+    for (const inf of this.informers)
+      inf.on((type, obj) => {
+        const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+        if (type === 'delete' || this.data.get(key)?.rv !== obj.metadata.resourceVersion)
+          this.data.delete(key);
+      });
+  }
+
+  /** The Secret's metadata from the cache (existence and version), without data. */
+  meta(namespace: string, name: string): KubeObject | undefined {
+    for (const inf of this.informers) {
+      const o = inf.get(`${namespace}/${name}`);
+      if (o) return o;
+    }
+    return undefined;
+  }
+
+  /** A referenced Secret's data (base64 values, as the API gives them), or undefined when it does not exist. */
+  async read(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    const meta = this.meta(namespace, name);
+    if (!meta) return undefined;
+    const key = `${namespace}/${name}`;
+    const cached = this.data.get(key);
+    if (cached && cached.rv === meta.metadata.resourceVersion) return cached.data;
+    let secret: KubeObject;
+    try {
+      secret = await this.kube.get(SECRETS, namespace, name);
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return undefined;
+      throw err;
+    }
+    const data = (secret.data as Record<string, string> | undefined) ?? {};
+    this.data.set(key, { rv: secret.metadata.resourceVersion, data });
+    return data;
+  }
+
+  /** Drops the data of a Secret nothing references any more. */
+  release(namespace: string, name: string): void {
+    this.data.delete(`${namespace}/${name}`);
+  }
+
+  get cachedData(): number {
+    return this.data.size;
+  }
+}
