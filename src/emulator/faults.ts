@@ -13,7 +13,20 @@ export const FaultConfig = z.strictObject({
   /** Added latency: a uniform delay in [0, latencyMs]. */
   latencyMs: z.number().int().min(0).default(0),
   /** Only paths matching this regular expression are affected (default: all API paths). */
-  pathPattern: z.string().optional(),
+  pathPattern: z
+    .string()
+    .refine(
+      (p) => {
+        try {
+          new RegExp(p);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { message: 'must be a valid regular expression' },
+    )
+    .optional(),
   /** Only these methods are affected (default: all). */
   methods: z.array(z.string()).optional(),
   seed: z.number().int().default(1),

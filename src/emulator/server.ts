@@ -1,9 +1,10 @@
 // The emulator's HTTP face: Fastify, one route per entry of the operations table, the
 // wire schemas as the only validation, and every error in the API's one body shape.
+import { STATUS_CODES } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { type AnyOp, flattenOperations, pathParams } from '../api/operations.ts';
+import { type AnyOp, flattenOperations } from '../api/operations.ts';
 import { AgentSpec, addAgent, agentHandlers, removeAgent } from './agents.ts';
 import type { Caller, Ctx } from './context.ts';
 import { EmulatorError, errorBody } from './errors.ts';
@@ -39,6 +40,8 @@ export interface EmulatorOptions {
   /** Key for /_emulator/* (agents, faults, state); defaults to the first API key. */
   adminKey?: string;
   dataFile?: string;
+  /** With a corrupt data file: keep what is readable (the original is copied aside) instead of refusing. */
+  repair?: boolean;
   agents?: unknown[];
   faults?: unknown;
   /** Request body limit in bytes (413 above it). */
@@ -60,6 +63,8 @@ export interface Emulator {
 }
 
 export const DEFAULT_API_KEY = 'emulator-key';
+const MAX_CLOCK_ADVANCE_MS = 365 * 24 * 3_600_000;
+const MAX_CLOCK = Date.UTC(9999, 11, 31);
 const SUPPORTED_VERSION = '2';
 
 const toFastifyPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
@@ -70,7 +75,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     typeof k === 'string' ? { key: k, ownerId: 'usr_emulator', admin: true } : k,
   );
   const adminKey = opts.adminKey ?? keys[0]!.key;
-  const store = new Store(opts.dataFile);
+  const store = new Store(opts.dataFile, {
+    repair: opts.repair,
+    warn: (m) => process.stderr.write(`emulator: ${m}\n`),
+  });
   const faults = new Faults();
   if (opts.faults) faults.set(opts.faults);
   let clockOffset = 0;
@@ -79,6 +87,23 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   const app = Fastify({
     logger: opts.logger ?? false,
+    // Errors the HTTP parser finds before any route runs (a malformed request, headers or a
+    // URI too large) still get the API's error body.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      const [status, code, msg] =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'ERR_HEADERS_TOO_LARGE', 'request header fields too large']
+          : err.code === 'HPE_URI_TOO_LONG'
+            ? [414, 'ERR_URI_TOO_LONG', 'the request URI is too long']
+            : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+              ? [408, 'ERR_REQUEST_TIMEOUT', 'the request took too long to arrive']
+              : [400, 'ERR_BAD_REQUEST', 'the request is not valid HTTP'];
+      if (!socket.writable) return socket.destroy();
+      const body = JSON.stringify(errorBody(status, code, msg));
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
+    },
     bodyLimit: opts.bodyLimit ?? 256 * 1024,
     routerOptions: { ignoreTrailingSlash: true },
   });
@@ -168,8 +193,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         const body = parseBody(def, req.body);
         const query = parseQuery(def, req.query as Record<string, string>);
         const ctx: Ctx = { store, origin, caller, now };
+        // the router has decoded the path parameters already: decoding again turns "%25" into a 500
         const params = req.params as Record<string, string>;
-        for (const p of pathParams(def.path)) params[p] = decodeURIComponent(params[p] ?? '');
         const result = await handler(ctx, params, body, query);
         if (faults.dropAfter(req.method, path)) {
           reply.hijack();
@@ -295,8 +320,15 @@ function registerAdmin(
       });
       admin.post('/clock', async (req) => {
         const ms = Number((req.body as { advanceMs?: unknown } | undefined)?.advanceMs);
-        if (!Number.isFinite(ms) || ms < 0)
-          throw new EmulatorError(400, 'ERR_INVALID_BODY', 'advanceMs: must be a number >= 0');
+        if (!Number.isFinite(ms) || ms < 0 || ms > MAX_CLOCK_ADVANCE_MS)
+          throw new EmulatorError(
+            400,
+            'ERR_INVALID_BODY',
+            `advanceMs: must be a number from 0 to ${MAX_CLOCK_ADVANCE_MS} (one year)`,
+          );
+        // the clock must stay a valid date: every timestamp the emulator writes depends on it
+        if (!Number.isFinite(new Date(o.ctx().now() + ms).getTime()) || o.ctx().now() + ms > MAX_CLOCK)
+          throw new EmulatorError(400, 'ERR_INVALID_BODY', 'advanceMs: the clock would pass the year 9999');
         o.advance(ms);
         return { now: new Date(o.ctx().now()).toISOString() };
       });

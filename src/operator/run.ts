@@ -12,7 +12,7 @@ import { ConfigError, type OperatorConfig } from './config.ts';
 import { CRD_DIR } from './kinds/generate-crds.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
-import { Kube, loadKubeConfig } from './runtime/kube.ts';
+import { Kube, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
@@ -123,14 +123,25 @@ async function startOperator(
       'leader election is off: run exactly one replica per instance, or two will fight over every object',
     );
 
+  const retryLog = (what: string, err: Error) =>
+    log.warn({ err: err.message }, `Kubernetes API not reachable while reading the ${what}; retrying`);
   const clusterId =
     cfg.clusterId ??
-    (await kube.get({ group: '', version: 'v1', plural: 'namespaces' }, undefined, 'kube-system')).metadata
-      .uid!;
+    (
+      await whileTransient(
+        'cluster id',
+        () => kube.get({ group: '', version: 'v1', plural: 'namespaces' }, undefined, 'kube-system'),
+        retryLog,
+      )
+    ).metadata.uid!;
 
   let digestKey: string;
   try {
-    digestKey = await loadDigestKey(kube, cfg.leaderElectionNamespace);
+    digestKey = await whileTransient(
+      'digest key',
+      () => loadDigestKey(kube, cfg.leaderElectionNamespace),
+      retryLog,
+    );
   } catch (err) {
     throw new Error(
       `cannot read or create the digest key Secret ${cfg.leaderElectionNamespace}/${DIGEST_KEY_SECRET}: ${(err as Error).message}`,

@@ -60,7 +60,16 @@ export async function faultCrashRun(o: FaultCrashOptions) {
     latencyMs: 40,
     seed: o.seed ?? 7,
   });
-  const extra = ['--api-rate-limit', '100000', '--resync-period', '30s', '--concurrency', '8'];
+  const extra = [
+    '--api-rate-limit',
+    '100000',
+    '--resync-period',
+    '30s',
+    '--concurrency',
+    '8',
+    '--leader-elect',
+    'false',
+  ];
   let op: OperatorChild = await startOperator(o.emu, o.kubeconfig, o.ns, clusterId, o.port, extra);
   const crashLoop = async (count: number, done: () => boolean) => {
     for (let i = 0; i < count && !done(); i++) {

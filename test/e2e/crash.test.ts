@@ -17,7 +17,8 @@ afterAll(async () => {
 it.skipIf(!!skipReason)('recovers a create whose answer was lost when the operator was killed', async () => {
   const P = res('ippolicies');
   const R = res('ippolicyrules');
-  let op = await startOperator(w.emu, w.ns);
+  // no leader election: a SIGKILLed leader's Lease would make the next start wait for it to expire
+  let op = await startOperator(w.emu, w.ns, ['--leader-elect', 'false']);
   await w.kube.create(P, w.ns, obj('IPPolicy', w.ns, 'base', {}));
   await waitFor('policy Ready', async () => ready(await w.kube.get(P, w.ns, 'base')));
 
@@ -41,7 +42,7 @@ it.skipIf(!!skipReason)('recovers a create whose answer was lost when the operat
   expect(stuck.status?.id).toBeUndefined();
   expect(stuck.metadata.annotations?.[CREATE_PENDING_ANNOTATION]).toBeTruthy();
 
-  op = await startOperator(w.emu, w.ns);
+  op = await startOperator(w.emu, w.ns, ['--leader-elect', 'false']);
   const done = await waitFor('rule Ready after restart', async () => {
     const o = await w.kube.get(R, w.ns, 'crashy');
     return ready(o) ? o : undefined;

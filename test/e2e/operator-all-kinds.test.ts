@@ -48,7 +48,7 @@ describe.skipIf(!!skipReason)('all kinds from deploy/examples', () => {
 
   beforeAll(async () => {
     w = await world('kinds');
-    op = await startOperator(w.emu, w.ns, ['--resync-period', '4s']);
+    op = await startOperator(w.emu, w.ns, ['--resync-period', '10s']);
     // reverse order: routes before edges, edges before backends, rules before the policy
     const objs = readManifests(join(REPO_ROOT, 'deploy/examples'))
       .filter((o) => o.kind !== 'Namespace')

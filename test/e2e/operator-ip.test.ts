@@ -35,7 +35,7 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
 
   beforeAll(async () => {
     w = await world('ip');
-    op = await startOperator(w.emu, w.ns, ['--resync-period', '3s', '--agent-metrics-interval', '1s']);
+    op = await startOperator(w.emu, w.ns, ['--resync-period', '10s', '--agent-metrics-interval', '1s']);
   });
   afterAll(async () => {
     await op?.kill();

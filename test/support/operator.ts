@@ -102,6 +102,9 @@ export async function startOperatorProcess(o: {
       `127.0.0.1:${o.port}`,
       '--cluster-id',
       o.clusterId,
+      // each test's Lease and digest key live in its own namespace (later flags win)
+      '--leader-election-namespace',
+      o.namespace,
       ...(o.extra ?? []),
     ],
     {

@@ -48,7 +48,9 @@ describe('module comparison', () => {
     expect(isLegacyDigest(secretDigest(body, ['secret'], 'operator-key')!)).toBe(false);
     // the uid is in the object, so a legacy digest is a guessing oracle: the keyed one is not
     const guesses = ['password', 'hunter2', 'letmein'];
-    expect(guesses.find((g) => legacySecretDigest({ secret: g }, ['secret'], 'uid-1') === legacy)).toBe('hunter2');
+    expect(guesses.find((g) => legacySecretDigest({ secret: g }, ['secret'], 'uid-1') === legacy)).toBe(
+      'hunter2',
+    );
     const keyed = secretDigest(body, ['secret'], 'operator-key');
     expect(guesses.find((g) => secretDigest({ secret: g }, ['secret'], 'uid-1') === keyed)).toBeUndefined();
   });

@@ -3,6 +3,7 @@ import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { AgentsFile } from '../../emulator/agents.ts';
 import { type ApiKey, DEFAULT_API_KEY, KeysFile, startEmulator } from '../../emulator/server.ts';
+import { CliError, EXIT } from '../io.ts';
 
 /** KEY, KEY:OWNER or KEY:OWNER:admin */
 function parseKey(spec: string): ApiKey {
@@ -45,30 +46,49 @@ export function emulatorCommand(): Command {
         'keep state in this file; every acknowledged write survives kill -9',
       ).env('EDGE_EMULATOR_DATA_FILE'),
     )
+    .option(
+      '--repair',
+      'with a corrupt --data-file: keep every readable record (the original is copied aside)',
+    )
     .option('--agents <file>', 'YAML or JSON file of simulated agents ({agents: [...]})')
     .option('--faults <json>', 'fault injection as JSON, e.g. {"errorRate":0.2,"seed":7}')
     .option('--log', 'log every request (JSON)')
     .action(async (o) => {
+      const port = Number(o.port);
+      if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
+        throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);
       const agents = o.agents ? AgentsFile.parse(parseYaml(readFileSync(o.agents, 'utf8'))).agents : [];
-      const emu = await startEmulator({
-        host: o.host,
-        port: Number(o.port),
-        apiKeys: [
-          ...(o.apiKey as string[]).map(parseKey),
-          ...(o.keysFile
-            ? KeysFile.parse(parseYaml(readFileSync(o.keysFile, 'utf8'))).keys.map((k) => ({
-                key: k.key,
-                ownerId: k.owner_id,
-                admin: k.admin,
-              }))
-            : []),
-        ],
-        adminKey: o.adminKey,
-        dataFile: o.dataFile,
-        agents,
-        faults: o.faults ? JSON.parse(o.faults) : undefined,
-        logger: !!o.log,
-      });
+      let emu: Awaited<ReturnType<typeof startEmulator>>;
+      try {
+        emu = await startEmulator({
+          host: o.host,
+          port,
+          apiKeys: [
+            ...(o.apiKey as string[]).map(parseKey),
+            ...(o.keysFile
+              ? KeysFile.parse(parseYaml(readFileSync(o.keysFile, 'utf8'))).keys.map((k) => ({
+                  key: k.key,
+                  ownerId: k.owner_id,
+                  admin: k.admin,
+                }))
+              : []),
+          ],
+          adminKey: o.adminKey,
+          dataFile: o.dataFile,
+          repair: !!o.repair,
+          agents,
+          faults: o.faults ? JSON.parse(o.faults) : undefined,
+          logger: !!o.log,
+        });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES')
+          throw new CliError(
+            `--host ${o.host} --port ${port}: ${code === 'EADDRINUSE' ? 'address already in use' : code === 'EACCES' ? 'permission denied' : 'no such address on this machine'}`,
+            EXIT.usage,
+          );
+        throw err;
+      }
       process.stdout.write(
         `emulator listening on ${emu.url}\n  EDGE_API_URL=${emu.url}\n  API key: ${emu.apiKey === DEFAULT_API_KEY ? DEFAULT_API_KEY : '(as given)'}\n` +
           `  agents: ${agents.length}${o.dataFile ? `\n  data file: ${o.dataFile}` : ''}\n`,

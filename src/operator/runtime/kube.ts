@@ -241,3 +241,32 @@ export class Kube {
     }
   }
 }
+
+/** Connection failures, 5xx and 429: worth another try; anything else is an answer. */
+export const isTransient = (e: unknown) =>
+  e instanceof KubeError
+    ? e.status >= 500 || e.status === 429
+    : e instanceof TypeError || (e as Error)?.name === 'TimeoutError';
+
+/**
+ * Retries a start-up call while the API server is unreachable or overloaded (a restart, a
+ * rollout of the control plane), with capped backoff; other errors are thrown at once.
+ */
+export async function whileTransient<T>(
+  what: string,
+  fn: () => Promise<T>,
+  onRetry: (what: string, err: Error) => void,
+  maxBackoffMs = 10_000,
+): Promise<T> {
+  let backoff = 250;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isTransient(err)) throw err;
+      onRetry(what, err as Error);
+      await new Promise((r) => setTimeout(r, backoff));
+      backoff = Math.min(maxBackoffMs, backoff * 2);
+    }
+  }
+}
