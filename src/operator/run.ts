@@ -61,7 +61,17 @@ async function startOperator(
   closers: (() => Promise<void>)[],
   inCluster: boolean,
 ): Promise<{ manager: Manager; stop: () => Promise<void> }> {
-  // Which cluster. A user's kubeconfig is never paired with a throw-away API by default.
+  // Which API. The embedded emulator runs only with the local control plane or when asked
+  // for by name; a cluster is never paired with a throw-away API by default.
+  let { apiUrl, apiKey } = cfg;
+  const embedded = !apiUrl;
+  const refuseEmbedded = embedded && !cfg.local && !cfg.emulator;
+  if (refuseEmbedded && inCluster)
+    throw new ConfigError(
+      'no Edge API URL: set EDGE_API_URL (chart: api.url) and the API key Secret; the embedded emulator runs only when asked for (EDGE_EMULATOR=true, chart: api.emulator=true)',
+    );
+
+  // Which cluster.
   let kc: KubeConfig | undefined;
   if (!cfg.local) {
     if (!kubeConfigured(cfg))
@@ -70,16 +80,10 @@ async function startOperator(
       );
     kc = loadKubeConfig(cfg.kubeconfig);
   }
-
-  // Which API. The embedded emulator runs only with the local control plane or when asked for by name.
-  let { apiUrl, apiKey } = cfg;
-  const embedded = !apiUrl;
-  if (embedded && !cfg.local && !cfg.emulator) {
-    const where = kc ? describeCluster(kc) : undefined;
+  if (refuseEmbedded) {
+    const where = describeCluster(kc!);
     throw new ConfigError(
-      inCluster
-        ? 'no Edge API URL: set EDGE_API_URL (chart: api.url) and the API key Secret; the embedded emulator runs only when asked for (EDGE_EMULATOR=true, chart: api.emulator=true)'
-        : `no Edge API URL for cluster ${where?.server} (context ${where?.context}): set EDGE_API_URL or --api-url and EDGE_API_KEY; for a demo use --local (a local control plane) or --emulator`,
+      `no Edge API URL for cluster ${where.server} (context ${where.context}): set EDGE_API_URL or --api-url and EDGE_API_KEY; for a demo use --local (a local control plane) or --emulator`,
     );
   }
   if (embedded) {
