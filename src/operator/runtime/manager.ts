@@ -37,7 +37,13 @@ export interface ManagerOptions {
   probes?: ProbeServer;
   /** HMAC key of the secret digests in status. */
   digestKey: string;
-  informer?: { idleMs?: number; relistMs?: number; watchTimeoutSeconds?: number };
+  informer?: {
+    idleMs?: number;
+    relistMs?: number;
+    watchTimeoutSeconds?: number;
+    minBackoffMs?: number;
+    maxBackoffMs?: number;
+  };
 }
 
 interface Controller {
