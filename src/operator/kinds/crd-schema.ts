@@ -37,6 +37,16 @@ export const bytesLimited = (max: number, what: string) =>
     message: `${what} must be at most ${max} bytes`,
   });
 
+/**
+ * A list whose items must differ by `key` (a CEL expression over the item): the API would
+ * collapse a repeat silently, so admission refuses it, naming the list.
+ */
+export const unique = <T extends z.ZodArray>(schema: T, list: string, key = (item: string) => item): T =>
+  cel(schema, {
+    rule: `self.all(x, self.exists_one(y, ${key('y')} == ${key('x')}))`,
+    message: `${list} must not list the same item twice`,
+  });
+
 export const immutable = <T extends z.ZodType>(schema: T, field: string): T =>
   cel(schema, { rule: 'self == oldSelf', message: `${field} is immutable`, reason: 'FieldValueForbidden' });
 

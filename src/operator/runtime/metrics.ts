@@ -122,6 +122,11 @@ export function createMetrics() {
       labelNames: ['kind'],
       registers: r,
     }),
+    secretDataCached: new Gauge({
+      name: 'edge_operator_secret_data_cached',
+      help: 'Secrets whose data the operator holds in memory: only those objects reference',
+      registers: r,
+    }),
   };
 }
 export type Metrics = ReturnType<typeof createMetrics>;
