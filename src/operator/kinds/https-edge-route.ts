@@ -13,7 +13,7 @@ import {
 } from '../../api/limits.ts';
 import type { HTTPSEdgeRoute as Remote } from '../../api/schemas/edges.ts';
 import { defineBinding, type ModuleBinding, type Reference, type SecretReference } from './binding.ts';
-import { cel, doc, exactlyOne, immutable, localRef, unique } from './crd-schema.ts';
+import { cel, doc, exactlyOne, immutable, localRef, noRepeats } from './crd-schema.ts';
 import { BackendModule, backendBody, backendRefs, enabled } from './module-schemas.ts';
 
 const seconds = (what: string) => doc(z.number().int().min(0).max(UINT32_MAX), what);
@@ -77,15 +77,8 @@ const Modules = {
     cel(
       z.object({
         enabled,
-        ipPolicyRefs: unique(
-          z.array(localRef('IPPolicy')).max(100),
-          'ipRestriction.ipPolicyRefs',
-          (r) => `${r}.name`,
-        ).optional(),
-        ipPolicyIDs: unique(
-          z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100),
-          'ipRestriction.ipPolicyIDs',
-        ).optional(),
+        ipPolicyRefs: noRepeats(z.array(localRef('IPPolicy')).max(100), 'name').optional(),
+        ipPolicyIDs: noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)).optional(),
       }),
       {
         rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',

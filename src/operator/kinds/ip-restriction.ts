@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { RESTRICTION_TYPES } from '../../api/limits.ts';
 import type { IPRestriction as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from './binding.ts';
-import { cel, doc, immutable, localRef, unique } from './crd-schema.ts';
+import { cel, doc, immutable, localRef, noRepeats } from './crd-schema.ts';
 
 const Spec = cel(
   z.object({
@@ -12,11 +12,11 @@ const Spec = cel(
     ),
     enforced: doc(z.boolean().default(false), 'true: enforced; false: only warnings are issued'),
     ipPolicyRefs: doc(
-      unique(z.array(localRef('IPPolicy')).max(100), 'ipPolicyRefs', (r) => `${r}.name`),
+      noRepeats(z.array(localRef('IPPolicy')).max(100), 'name'),
       'IP policies in the same namespace',
     ).optional(),
     ipPolicyIDs: doc(
-      unique(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100), 'ipPolicyIDs'),
+      noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)),
       'ids of IP policies managed elsewhere',
     ).optional(),
   }),

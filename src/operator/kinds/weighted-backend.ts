@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
 import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
 import { crudApi, defineBinding } from './binding.ts';
-import { cel, doc, unique } from './crd-schema.ts';
+import { cel, doc } from './crd-schema.ts';
 import { BackendRef } from './module-schemas.ts';
 
 const Entry = cel(
@@ -23,14 +23,7 @@ const Entry = cel(
   },
 );
 const Spec = z.object({
-  backends: doc(
-    unique(
-      z.array(Entry).min(1).max(100),
-      'backends',
-      (b) => `(has(${b}.backendRef) ? ${b}.backendRef.kind + '/' + ${b}.backendRef.name : ${b}.backendID)`,
-    ),
-    'child backends and their weights',
-  ),
+  backends: doc(z.array(Entry).min(1).max(100), 'child backends and their weights'),
 });
 type Spec = z.infer<typeof Spec>;
 

@@ -69,7 +69,10 @@ export class Manager {
     if (o.probes) {
       o.probes.health = () => this.health();
       o.probes.readiness = () => this.readiness();
-      o.probes.beforeScrape = () => o.metrics.apiLimiterWait.set(o.api.transport.limiter.waitedMs / 1000);
+      o.probes.beforeScrape = () => {
+        o.metrics.apiLimiterWait.set(o.api.transport.limiter.waitedMs / 1000);
+        o.metrics.secretDataCached.set(this.secrets?.cachedData ?? 0);
+      };
     }
   }
 
