@@ -26,23 +26,23 @@ const helm = (...args: string[]) =>
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-const template = (...set: string[]) =>
-  docs(
-    execFileSync(
-      bin('helm'),
-      [
-        'template',
-        'edge-operator',
-        CHART,
-        '--namespace',
-        'edge-system',
-        '--kube-version',
-        '1.35.0',
-        ...set.flatMap((s) => ['--set', s]),
-      ],
-      { encoding: 'utf8' },
-    ),
+const helmTemplate = (set: string[]) =>
+  execFileSync(
+    bin('helm'),
+    [
+      'template',
+      'edge-operator',
+      CHART,
+      '--namespace',
+      'edge-system',
+      '--kube-version',
+      '1.35.0',
+      ...set.flatMap((s) => ['--set', s]),
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
+/** Rendered with an API URL unless the settings give one (later --set values win). */
+const template = (...set: string[]) => docs(helmTemplate(['api.url=https://api.example.com', ...set]));
 
 describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
   let w: World;
@@ -54,7 +54,44 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
   });
 
   it('helm lint --strict is clean', () => {
-    expect(() => execFileSync(bin('helm'), ['lint', '--strict', CHART], { encoding: 'utf8' })).not.toThrow();
+    expect(() =>
+      execFileSync(bin('helm'), ['lint', '--strict', CHART, '--set', 'api.url=https://api.example.com'], {
+        encoding: 'utf8',
+      }),
+    ).not.toThrow();
+  });
+
+  it('refuses to render without an API URL; the emulator runs only when asked for by name', () => {
+    let err = '';
+    try {
+      helmTemplate([]);
+    } catch (e) {
+      err = String((e as { stderr?: string }).stderr);
+    }
+    expect(err).toMatch(/api/);
+    expect(err).toMatch(/url/);
+    const env = (objs: KubeObject[]) =>
+      (
+        objs.find((o) => o.kind === 'Deployment') as unknown as {
+          spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+        }
+      ).spec.template.spec.containers[0]!.env;
+    const demo = env(docs(helmTemplate(['api.emulator=true'])));
+    expect(demo).toContainEqual({ name: 'EDGE_EMULATOR', value: 'true' });
+    expect(demo.some((e) => e.name === 'EDGE_API_URL')).toBe(false);
+    const real = env(template('instance=blue'));
+    expect(real).toContainEqual({ name: 'EDGE_API_URL', value: 'https://api.example.com' });
+    expect(real).toContainEqual({ name: 'EDGE_INSTANCE', value: 'blue' });
+    expect(real.some((e) => e.name === 'EDGE_EMULATOR')).toBe(false);
+    // the schema mirrors the operator's bounds
+    for (const bad of [
+      'resyncPeriod=0s',
+      'resyncPeriod=5s',
+      'concurrency=100000',
+      'api.rateLimitPerMinute=0',
+    ])
+      expect(() => template(bad), bad).toThrow();
+    expect(() => template('resyncPeriod=10s', 'concurrency=64')).not.toThrow();
   });
 
   it('deploy/base/operator.yaml is the chart rendered (npm run deploy:base)', () => {
@@ -74,8 +111,22 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       for (const b of BINDINGS)
         for (const res of [b.plural, `${b.plural}/status`, `${b.plural}/finalizers`])
           expect(edge).toContain(res);
-      const secrets = rules.filter((r) => r.resources.includes('secrets'));
-      expect([...new Set(secrets.flatMap((r) => r.verbs))].sort()).toEqual(['get', 'list', 'watch']);
+      // Secrets: read where objects are (metadata lists, gets by name); in its own namespace the
+      // operator may create its digest key and read only that one by name
+      const secrets = roles.flatMap((r) =>
+        (
+          r as unknown as { rules: { resources: string[]; verbs: string[]; resourceNames?: string[] }[] }
+        ).rules
+          .filter((x) => x.resources.includes('secrets'))
+          .map((x) => ({ role: r.metadata.name, verbs: x.verbs, names: x.resourceNames })),
+      );
+      const own = secrets.filter((x) => x.role.endsWith('-leader-election'));
+      expect(own).toEqual([
+        { role: 'edge-operator-leader-election', verbs: ['get'], names: ['edge-operator-digest-key'] },
+        { role: 'edge-operator-leader-election', verbs: ['create'], names: undefined },
+      ]);
+      for (const x of secrets.filter((y) => !own.includes(y)))
+        expect(x.verbs).toEqual(['get', 'list', 'watch']);
     }
   });
 

@@ -22,6 +22,10 @@ export function renderBase(): string {
       '1.35.0',
       '--set',
       'api.existingSecret=edge-operator-api',
+      // the URL comes from a ConfigMap the user creates: without it the pod does not start,
+      // and `kubectl describe pod` names the missing ConfigMap
+      '--set',
+      'api.urlConfigMap=edge-operator-api',
     ],
     { encoding: 'utf8' },
   );

@@ -30,6 +30,9 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 - apiGroups: [edge.tunnel.dev]
   resources: [ippolicies/finalizers, ippolicyrules/finalizers, iprestrictions/finalizers, tunnelgroupbackends/finalizers, weightedbackends/finalizers, sshcredentials/finalizers, httpsedges/finalizers, httpsedgeroutes/finalizers, tcpedges/finalizers, tlsedges/finalizers]
   verbs: [update]
+# Secrets: list and watch carry metadata only (the operator asks for PartialObjectMetadata),
+# get reads a Secret that an object references by secretKeyRef. Kubernetes RBAC cannot narrow
+# list/watch by name; use watchNamespaces to narrow them by namespace.
 - apiGroups: [""]
   resources: [secrets]
   verbs: [get, list, watch]
