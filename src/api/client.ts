@@ -18,6 +18,8 @@ export interface CallOptions {
 export interface ListOptions extends CallOptions {
   /** Page size, 1..100. */
   limit?: number;
+  /** Server-side filter: a CEL expression over one resource, `obj` (e.g. `obj.description == "web"`). */
+  filter?: string;
 }
 
 type PathArgs<P extends string> = P extends `${string}{${string}}${infer Rest}`
@@ -87,7 +89,9 @@ function bindList(t: Transport, name: string, def: ListDef) {
     const limit = Math.min(LIST_LIMIT_MAX, Math.max(1, opts.limit ?? LIST_LIMIT_MAX));
     return {
       async *[Symbol.asyncIterator]() {
-        let next: string | null = `${path}?limit=${limit}`;
+        let next: string | null =
+          `${path}?limit=${limit}` +
+          (opts.filter === undefined ? '' : `&filter=${encodeURIComponent(opts.filter)}`);
         while (next) {
           const res = await t.request({ operation: name, method: 'GET', path: next, signal: opts.signal });
           const page = parseResponse(def.response, res.body, name) as Record<string, unknown> & {

@@ -4,7 +4,7 @@ export interface ApiErrorBody {
   error_code?: string;
   status_code?: number;
   msg?: string;
-  details?: Record<string, unknown> & { operation_id?: string };
+  details?: Record<string, unknown> & { operation_id?: string; code?: string };
 }
 
 export class ApiError extends Error {
@@ -47,10 +47,27 @@ export class ApiError extends Error {
   get operationId(): string | undefined {
     return this.details?.operation_id;
   }
+
+  /** The number of `ERR_NGROK_<number>`, how the public API's clients tell errors apart. */
+  get errorNumber(): number | undefined {
+    const m = /^ERR_NGROK_(\d+)$/.exec(this.errorCode ?? '');
+    return m ? Number(m[1]) : undefined;
+  }
+
+  /** The emulator's descriptive name of the error (`details.code`), when the server sent one. */
+  get errorName(): string | undefined {
+    return typeof this.details?.code === 'string' ? this.details.code : undefined;
+  }
 }
 
 export const isApiError = (e: unknown): e is ApiError => e instanceof ApiError;
-export const isNotFound = (e: unknown): boolean => isApiError(e) && e.status === 404;
+/** A path the server does not have (a client or version mismatch), not a missing resource. */
+export const isUnknownPath = (e: unknown): boolean =>
+  isApiError(e) &&
+  e.status === 404 &&
+  (e.errorName === 'ERR_NO_SUCH_PATH' || e.errorCode === 'ERR_NO_SUCH_PATH');
+/** The resource does not exist (deleted, or never was). An unknown path is not that: it must never read as "already deleted". */
+export const isNotFound = (e: unknown): boolean => isApiError(e) && e.status === 404 && !isUnknownPath(e);
 export const isRateLimited = (e: unknown): boolean => isApiError(e) && e.status === 429;
 /** 4xx other than 408/409/429 means the request itself is wrong: retrying cannot help. */
 export const isRetryable = (e: unknown): boolean =>

@@ -79,7 +79,12 @@ function connect(ctx: Ctx, agent: Rec): Rec {
       forwards_to: t.forwards_to,
       ...(t.labels
         ? { labels: t.labels }
-        : { proto: t.proto ?? 'https', public_url: t.public_url ?? `https://${id}.emulator.test` }),
+        : {
+            proto: t.proto ?? 'https',
+            public_url: t.public_url ?? `https://${id}.emulator.test`,
+            // a tunnel with its own public URL is served by an ephemeral endpoint
+            endpoint_id: newId(ID_PREFIX.endpoint, ctx.now()),
+          }),
     });
   }
   const rec = { ...agent, session_id: sessionId, state: 'running', update_done_at: null };
@@ -144,7 +149,7 @@ const renderSession = (ctx: Ctx, s: Rec) => ({
 });
 
 function renderTunnel(ctx: Ctx, t: Rec) {
-  const { session_id, ...rest } = t;
+  const { session_id, endpoint_id, ...rest } = t;
   const backends = t.labels
     ? ctx.store
         .all('tunnelGroupBackends')
@@ -157,7 +162,12 @@ function renderTunnel(ctx: Ctx, t: Rec) {
         })
         .map((b) => ref(ctx, b.id))
     : undefined;
-  return { ...rest, tunnel_session: ref(ctx, session_id as string), ...(backends ? { backends } : {}) };
+  return {
+    ...rest,
+    tunnel_session: ref(ctx, session_id as string),
+    ...(endpoint_id ? { endpoint: ref(ctx, endpoint_id as string) } : {}),
+    ...(backends ? { backends } : {}),
+  };
 }
 
 export function agentHandlers(): Record<string, Handler> {

@@ -10,11 +10,17 @@ export const BACKEND_COLLS = ['tunnelGroupBackends', 'weightedBackends', 'httpRe
 export const findBackend = (ctx: Ctx, id: string) =>
   BACKEND_COLLS.map((c) => ctx.store.get(c, id)).find(Boolean);
 
-export function mustExist(ctx: Ctx, coll: string | string[], id: string, field: string, what: string): void {
+export function mustExist(
+  ctx: Ctx,
+  coll: string | string[],
+  id: string,
+  field: string,
+  what: string,
+  code = 'ERR_REFERENCE_NOT_FOUND',
+): void {
   const colls = Array.isArray(coll) ? coll : [coll];
-  if (!colls.some((c) => ctx.store.get(c, id))) {
-    throw badRequest('ERR_REFERENCE_NOT_FOUND', `${field}: ${what} ${id} does not exist`);
-  }
+  if (!colls.some((c) => ctx.store.get(c, id)))
+    throw badRequest(code, `${field}: ${what} ${id} does not exist`);
 }
 
 const SESSION_DEFAULTS = {
@@ -34,14 +40,21 @@ export async function storeModule(ctx: Ctx, name: string, input: M, owner: Rec, 
     case 'backend':
       if (!findBackend(ctx, m.backend_id as string)) {
         throw badRequest(
-          'ERR_REFERENCE_NOT_FOUND',
+          'ERR_BACKEND_NOT_FOUND',
           `backend.backend_id: backend ${m.backend_id} does not exist`,
         );
       }
       return m;
     case 'ip_restriction':
       for (const id of m.ip_policy_ids as string[])
-        mustExist(ctx, 'ipPolicies', id, 'ip_restriction.ip_policy_ids', 'IP policy');
+        mustExist(
+          ctx,
+          'ipPolicies',
+          id,
+          'ip_restriction.ip_policy_ids',
+          'IP policy',
+          'ERR_MODULE_IP_POLICY_NOT_FOUND',
+        );
       return m;
     case 'mutual_tls':
       for (const id of m.certificate_authority_ids as string[]) {

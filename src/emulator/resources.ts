@@ -5,6 +5,7 @@ import { ID_PREFIX } from '../api/limits.ts';
 import { EDGE_MODULES, type EdgeFamily, ROUTE_MODULE_NAMES } from '../api/schemas/edges.ts';
 import { type Ctx, iso, ref, uriOf } from './context.ts';
 import { badRequest, EmulatorError, notFound } from './errors.ts';
+import { applyFilter } from './filter.ts';
 import { newId } from './ids.ts';
 import { BACKEND_COLLS, findBackend, mustExist, renderModule, storeModule } from './modules.ts';
 import type { Rec } from './store.ts';
@@ -45,16 +46,21 @@ export function page(
   query: Record<string, string>,
 ): Result {
   const limit = Math.min(100, Math.max(1, Number(query.limit) || 100));
-  const sorted = items.sort((a, b) => ((a.id as string) < (b.id as string) ? 1 : -1));
+  const sorted = applyFilter(items, query.filter).sort((a, b) =>
+    (a.id as string) < (b.id as string) ? 1 : -1,
+  );
   const start = query.before_id ? sorted.filter((x) => (x.id as string) < query.before_id!) : sorted;
   const slice = start.slice(0, limit);
   const more = start.length > limit;
+  const filter = query.filter === undefined ? '' : `&filter=${encodeURIComponent(query.filter)}`;
   return {
     status: 200,
     body: {
       [key]: slice,
       uri: `${ctx.origin}${path}`,
-      next_page_uri: more ? `${ctx.origin}${path}?limit=${limit}&before_id=${slice.at(-1)!.id}` : null,
+      next_page_uri: more
+        ? `${ctx.origin}${path}?limit=${limit}&before_id=${slice.at(-1)!.id}${filter}`
+        : null,
     },
   };
 }
@@ -109,7 +115,8 @@ export function crud(path: string, f: Family): Record<string, Handler> {
 
 // --- helpers shared by the families
 const policiesExist = (ctx: Ctx, ids: string[], field: string) => {
-  for (const id of ids) mustExist(ctx, 'ipPolicies', id, field, 'IP policy');
+  for (const id of ids)
+    mustExist(ctx, 'ipPolicies', id, field, 'IP policy', 'ERR_IP_RESTRICTION_POLICY_NOT_FOUND');
 };
 const labelsMatch = (want: Record<string, string> | null, have: Record<string, string> | undefined) =>
   !!want && !!have && Object.keys(want).length > 0 && Object.entries(want).every(([k, v]) => have[k] === v);
@@ -181,17 +188,22 @@ const families: Record<string, [string, Family]> = {
       listKey: 'ip_policies',
       what: 'IP policy',
       create: () => ({}),
+      // As the public API: refused while an IP restriction uses the policy; its rules go with
+      // it; route modules that name it keep the id and act as if it had no rules.
       beforeDelete: (ctx, rec) => {
-        const rules = ctx.store.all('ipPolicyRules').filter((r) => r.ip_policy_id === rec.id);
         const restrictions = ctx.store
           .all('ipRestrictions')
           .filter((r) => (r.ip_policy_ids as string[]).includes(rec.id));
-        if (rules.length || restrictions.length) {
+        if (restrictions.length) {
           throw badRequest(
             'ERR_IP_POLICY_IN_USE',
-            `IP policy ${rec.id} is still used by ${[...rules, ...restrictions].map((r) => r.id).join(', ')}; delete or detach them first`,
+            `Cannot delete IP policy ${rec.id} because it is referenced by IP restrictions: ${restrictions.map((r) => r.id).join(', ')}. Detach it from every IP restriction first`,
           );
         }
+      },
+      afterDelete: (ctx, rec) => {
+        for (const r of ctx.store.all('ipPolicyRules'))
+          if (r.ip_policy_id === rec.id) ctx.store.delete('ipPolicyRules', r.id);
       },
     },
   ],
@@ -210,6 +222,22 @@ const families: Record<string, [string, Family]> = {
         if (b.cidr !== undefined) rec.cidr = b.cidr;
       },
       render: (ctx, rec) => ({ ip_policy_id: undefined, ip_policy: ref(ctx, rec.ip_policy_id as string) }),
+      // the only rule of a policy a dashboard restriction uses would lock everyone out
+      beforeDelete: (ctx, rec) => {
+        const policy = rec.ip_policy_id as string;
+        const others = ctx.store
+          .all('ipPolicyRules')
+          .filter((r) => r.ip_policy_id === policy && r.id !== rec.id);
+        const dashboard = ctx.store
+          .all('ipRestrictions')
+          .find((r) => r.type === 'dashboard' && (r.ip_policy_ids as string[]).includes(policy));
+        if (!others.length && dashboard) {
+          throw badRequest(
+            'ERR_ONLY_RULE_IN_USE',
+            `Cannot delete the only rule (${rec.id}) of IP policy ${policy}, in use by dashboard IP restriction ${dashboard.id}. Detach the policy from the restriction first`,
+          );
+        }
+      },
     },
   ],
   ipRestrictions: [

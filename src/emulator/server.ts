@@ -147,14 +147,28 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         new EmulatorError(405, 'ERR_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}`),
       );
     }
-    return send(reply, new EmulatorError(404, 'ERR_NOT_FOUND', `no such path ${path}`));
+    // not a missing resource: a path the API does not have (clients must not read it as "deleted")
+    return send(
+      reply,
+      new EmulatorError(
+        404,
+        'ERR_NO_SUCH_PATH',
+        `the API has no path ${req.method} ${path}: check the API reference`,
+      ),
+    );
   });
 
   const authenticate = (req: FastifyRequest): Caller => {
     const auth = req.headers.authorization;
-    const m = auth ? /^Bearer (.+)$/.exec(auth) : null;
-    if (!m)
+    if (!auth)
       throw new EmulatorError(401, 'ERR_UNAUTHORIZED', 'missing Authorization: Bearer <API key> header');
+    const m = /^Bearer (.+)$/.exec(auth);
+    if (!m)
+      throw new EmulatorError(
+        401,
+        'ERR_BAD_AUTHORIZATION',
+        'the Authorization header could not be parsed: use Authorization: Bearer <API key>',
+      );
     const key = keys.find((k) => k.key === m[1]);
     if (!key) throw new EmulatorError(403, 'ERR_FORBIDDEN', 'the API key is not valid');
     const version = req.headers['service-version'] ?? req.headers['ngrok-version'];
@@ -191,7 +205,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
           });
         }
         const body = parseBody(def, req.body);
-        const query = parseQuery(def, req.query as Record<string, string>);
+        const query = parseQuery(def, req.query as Record<string, string | string[]>);
         const ctx: Ctx = { store, origin, caller, now };
         // the router has decoded the path parameters already: decoding again turns "%25" into a 500
         const params = req.params as Record<string, string>;
@@ -250,8 +264,23 @@ function parseBody(def: AnyOp, raw: unknown): Record<string, unknown> {
   return r.data as Record<string, unknown>;
 }
 
-function parseQuery(def: AnyOp, q: Record<string, string>): Record<string, string> {
+const LIST_PARAMETERS = ['limit', 'before_id', 'filter'];
+
+function parseQuery(def: AnyOp, raw: Record<string, string | string[]>): Record<string, string> {
+  // never ignore a query parameter: one this endpoint does not know is refused
+  const allowed = def.kind === 'list' ? LIST_PARAMETERS : [];
+  const unknown = Object.keys(raw).filter((k) => !allowed.includes(k));
+  if (unknown.length) {
+    throw new EmulatorError(
+      400,
+      'ERR_UNKNOWN_QUERY_PARAMETER',
+      `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}; supported: ${allowed.join(', ') || 'none'}`,
+    );
+  }
+  const repeated = Object.entries(raw).find(([, v]) => Array.isArray(v));
+  if (repeated) throw new EmulatorError(400, 'ERR_INVALID_LIMIT', `${repeated[0]}: given more than once`);
   if (def.kind !== 'list') return {};
+  const q = raw as Record<string, string>;
   if (q.limit !== undefined && !/^([1-9]\d?|100)$/.test(q.limit)) {
     throw new EmulatorError(400, 'ERR_INVALID_LIMIT', 'limit: must be an integer from 1 to 100');
   }

@@ -4,6 +4,7 @@ import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, type EdgeClient } from '../../src/api/client.ts';
 import { ApiError } from '../../src/api/errors.ts';
+import { publicErrorCode } from '../../src/emulator/error-codes.ts';
 import { emulatorWithClient, type Harness, raw, sshPublicKey } from './harness.ts';
 
 let h: Harness;
@@ -37,7 +38,11 @@ async function rejects400(p: Promise<unknown>, field: string, code?: string) {
   expect(e.status).toBe(400);
   expect(e.apiMessage).toContain(field);
   expect(e.operationId).toMatch(/^op_/);
-  if (code) expect(e.errorCode).toBe(code);
+  if (code) {
+    // the descriptive name in details, the public number (where the reference has one) in error_code
+    expect(e.errorName).toBe(code);
+    expect(e.errorCode).toBe(publicErrorCode(code));
+  }
   return e;
 }
 const policy = () => c.ipPolicies.create({ description: 'p' });
@@ -80,7 +85,7 @@ describe('conventions', () => {
     });
     expect(del.status).toBe(204);
     expect(del.text).toBe('');
-    await expect(c.ipPolicies.get(p.id)).rejects.toMatchObject({ status: 404, errorCode: 'ERR_NOT_FOUND' });
+    await expect(c.ipPolicies.get(p.id)).rejects.toMatchObject({ status: 404, errorCode: 'ERR_NGROK_1402' });
   });
 
   it('description is at most 255 bytes and metadata 4096 bytes, counted in bytes not characters', async () => {
@@ -159,13 +164,16 @@ describe('IP policy rules', () => {
     );
   });
 
-  it('an IP policy still used by a rule or a restriction cannot be deleted', async () => {
+  it('deleting a policy takes its rules with it; one an IP restriction uses is refused (ERR_NGROK_1420)', async () => {
     const p = await policy();
     const r = await c.ipPolicyRules.create({ ip_policy_id: p.id, cidr: '10.0.0.0/8', action: 'allow' });
-    const e = await rejects400(c.ipPolicies.delete(p.id), r.id, 'ERR_IP_POLICY_IN_USE');
+    const x = await c.ipRestrictions.create({ type: 'api', ip_policy_ids: [p.id] });
+    const e = await rejects400(c.ipPolicies.delete(p.id), x.id, 'ERR_IP_POLICY_IN_USE');
+    expect(e.errorNumber).toBe(1420);
     expect(e.apiMessage).toContain(p.id);
-    await c.ipPolicyRules.delete(r.id);
+    await c.ipRestrictions.delete(x.id);
     await c.ipPolicies.delete(p.id);
+    await expect(c.ipPolicyRules.get(r.id)).rejects.toMatchObject({ status: 404, errorNumber: 1404 });
   });
 });
 
@@ -228,7 +236,7 @@ describe('backends', () => {
     );
     await rejects400(c.weightedBackends.create({ backends: { ipp_x: 1 } }), 'backends', 'ERR_INVALID_ID');
     const u = await c.weightedBackends.update(w.id, { backends: { [tg.id]: 5, [w.id]: 1 } }).catch((e) => e);
-    expect(u.errorCode).toBe('ERR_BACKEND_CYCLE');
+    expect(u.errorName).toBe('ERR_BACKEND_CYCLE');
   });
 });
 
@@ -649,7 +657,7 @@ describe('protocol', () => {
       body: '{"description":',
     });
     expect(badJson.status).toBe(400);
-    expect(badJson.json.error_code).toBe('ERR_INVALID_JSON');
+    expect(badJson.json.error_code).toBe('ERR_NGROK_3411');
   });
 
   it('a missing required field is named', async () => {

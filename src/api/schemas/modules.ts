@@ -38,7 +38,8 @@ export const IPRestrictionModule = z.object({ ...enabledOut, ip_policies: z.arra
 
 export const MutualTLSModuleIn = z.strictObject({
   ...enabled,
-  certificate_authority_ids: z.array(idOf('certificateAuthority')).min(1),
+  // absent or empty: no client certificates are checked (clients omit empty lists)
+  certificate_authority_ids: z.array(idOf('certificateAuthority')).default([]),
 });
 export const MutualTLSModule = z.object({ ...enabledOut, certificate_authorities: z.array(Ref) });
 
@@ -60,7 +61,12 @@ const circuitBreakerFields = {
     'ERR_ERROR_THRESHOLD_RANGE',
   ),
 };
-export const CircuitBreakerModuleIn = z.strictObject({ ...enabled, ...circuitBreakerFields });
+/** Generated clients drop zero numbers from JSON: an absent field is its zero value, the limits apply to what is present. */
+const zeroWhenAbsent = <T extends Record<string, z.ZodType>>(fields: T) =>
+  Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.default(0 as never)])) as {
+    [K in keyof T]: z.ZodDefault<T[K]>;
+  };
+export const CircuitBreakerModuleIn = z.strictObject({ ...enabled, ...zeroWhenAbsent(circuitBreakerFields) });
 export const CircuitBreakerModule = z.object({ ...enabledOut, ...circuitBreakerFields });
 
 // --- compression, websocket tcp converter
@@ -238,7 +244,8 @@ export const OIDCModuleIn = z.strictObject({
   issuer: z.url({ message: 'must be the URL of the OpenID provider' }),
   client_id: z.string().min(1),
   client_secret: z.string().min(1),
-  scopes: z.array(z.string()),
+  // absent: no scopes (clients omit empty lists)
+  scopes: z.array(z.string()).default([]),
 });
 export const OIDCModule = z.object({
   ...enabledOut,
