@@ -5,7 +5,14 @@ import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { ApiError, isNotFound, isRetryable } from '../../api/errors.ts';
 import type { AnyBinding, Common } from '../kinds/binding.ts';
-import { CREATE_PENDING_ANNOTATION, FINALIZER, GROUP, ID_ANNOTATION, VERSION } from '../kinds/crd-schema.ts';
+import {
+  CREATE_PENDING_ANNOTATION,
+  FINALIZER,
+  FORCE_DELETE_ANNOTATION,
+  GROUP,
+  ID_ANNOTATION,
+  VERSION,
+} from '../kinds/crd-schema.ts';
 import { type Condition, conditionsFor, type Phase } from './conditions.ts';
 import type { EventRecorder } from './events.ts';
 import { isConflict, type Kube, KubeError, type KubeObject, type ResourcePath } from './kube.ts';
@@ -33,6 +40,8 @@ export interface EngineOptions {
   lookup(kind: string, namespace: string, name: string): KubeObject | undefined;
   /** A referenced Secret's data, read by name; undefined when it does not exist. */
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /** Objects in the cluster that reference this one ("Kind name"), for reference-aware deletion. */
+  referrersOf?(kind: string, namespace: string, name: string): string[];
   /** The references another kind's object makes (cycle detection); undefined for an unknown kind. */
   referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
   /** Reads the own kind's object for a queue key. */
@@ -207,7 +216,9 @@ export class Engine {
     for (const r of references) {
       const target = this.o.lookup(r.kind, obj.metadata.namespace!, r.name);
       const id = (target?.status as Status | undefined)?.id;
-      if (!id || target?.metadata.deletionTimestamp) {
+      // a referenced object being deleted keeps its remote resource while this one uses it
+      // (it waits as InUse), so its id still serves
+      if (!id) {
         const cycle = this.cycleThrough(obj, r);
         if (cycle)
           throw new Stop(
@@ -532,6 +543,18 @@ export class Engine {
     if (id && spec.deletionPolicy === 'Retain') {
       this.o.events.record(obj, 'Normal', 'Retained', `left ${id} in place (deletionPolicy: Retain)`);
     } else if (id) {
+      // The API does not refuse every such delete (route modules, backends): deleting what
+      // other objects still use would silently open or break their traffic. The manager
+      // requeues this object when a referrer goes away or stops referencing it.
+      const referrers = this.o.referrersOf?.(this.b.kind, obj.metadata.namespace!, obj.metadata.name) ?? [];
+      if (referrers.length && obj.metadata.annotations?.[FORCE_DELETE_ANNOTATION] !== 'true') {
+        const names =
+          referrers.slice(0, 10).join(', ') +
+          (referrers.length > 10 ? `, and ${referrers.length - 10} more` : '');
+        const message = `${id} is still referenced by ${names}: delete them or remove their references first (or annotate ${FORCE_DELETE_ANNOTATION}=true)`;
+        this.o.events.record(obj, 'Warning', 'InUse', message);
+        throw new Stop({ state: 'progressing', reason: 'InUse', message }, {});
+      }
       const target = id;
       try {
         await this.b.api.delete(this.o.api, target, status);

@@ -179,6 +179,7 @@ export class Manager {
         lookup: this.lookup,
         readSecret: (ns, name) => this.secrets!.read(ns, name),
         referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
+        referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
         get: (key) => {
           for (const i of informers) {
             const o = i.get(key);
@@ -243,6 +244,12 @@ export class Manager {
       c.dependents.set(r, s);
       s.add(key);
     }
+    // an object waiting to be deleted until nothing references it may go now
+    for (const r of before) {
+      if (refs.includes(r) || r.startsWith('Secret/')) continue;
+      const [kind, rns, rname] = r.split('/');
+      this.controllers.get(kind!)?.queue.add(`${rns}/${rname}`);
+    }
     // the data of a Secret nothing references any more is not kept
     for (const r of before)
       if (r.startsWith('Secret/') && ![...this.controllers.values()].some((o) => o.dependents.has(r))) {
@@ -267,6 +274,14 @@ export class Manager {
       { kind: c.binding.kind },
       c.informers.reduce((n, i) => n + i.cache.size, 0),
     );
+  }
+
+  /** "Kind name" of every object that references `ref` ("Kind/ns/name"). */
+  private referrersOf(ref: string): string[] {
+    const out: string[] = [];
+    for (const c of this.controllers.values())
+      for (const key of c.dependents.get(ref) ?? []) out.push(`${c.binding.kind} ${key.split('/')[1]}`);
+    return out.sort();
   }
 
   private enqueueDependents(kind: string, obj: KubeObject): void {
