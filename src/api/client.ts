@@ -10,6 +10,7 @@ import {
   operations,
   pathParams,
 } from './operations.ts';
+import type { Priority } from './rate-limiter.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 
 export interface CallOptions {
@@ -20,6 +21,8 @@ export interface ListOptions extends CallOptions {
   limit?: number;
   /** Server-side filter: a CEL expression over one resource, `obj` (e.g. `obj.description == "web"`). */
   filter?: string;
+  /** Budget priority of the page requests ('low': background observation). */
+  priority?: Priority;
 }
 
 type PathArgs<P extends string> = P extends `${string}{${string}}${infer Rest}`
@@ -93,7 +96,13 @@ function bindList(t: Transport, name: string, def: ListDef) {
           `${path}?limit=${limit}` +
           (opts.filter === undefined ? '' : `&filter=${encodeURIComponent(opts.filter)}`);
         while (next) {
-          const res = await t.request({ operation: name, method: 'GET', path: next, signal: opts.signal });
+          const res = await t.request({
+            operation: name,
+            method: 'GET',
+            path: next,
+            signal: opts.signal,
+            priority: opts.priority,
+          });
           const page = parseResponse(def.response, res.body, name) as Record<string, unknown> & {
             next_page_uri: string | null;
           };

@@ -10,6 +10,9 @@ export interface RateLimiterOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
+/** Work a user caused goes first; background observation takes what is left. */
+export type Priority = 'high' | 'low';
+
 export class TokenBucket {
   readonly ratePerMs: number;
   readonly capacity: number;
@@ -17,9 +20,15 @@ export class TokenBucket {
   private last: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
-  private tail: Promise<void> = Promise.resolve();
+  private readonly waiters: Record<Priority, { release: () => void; since: number }[]> = {
+    high: [],
+    low: [],
+  };
+  private pumping = false;
   /** Total milliseconds callers waited; exported as a metric. */
   waitedMs = 0;
+  /** The same, by priority. */
+  readonly waitedByPriority: Record<Priority, number> = { high: 0, low: 0 };
 
   constructor(opts: RateLimiterOptions) {
     const burst = opts.burstFraction ?? 0.1;
@@ -33,26 +42,50 @@ export class TokenBucket {
     this.last = this.now();
   }
 
-  /** Resolves when a request may be sent. Callers are served in order. */
-  take(): Promise<void> {
-    if (this.capacity === Infinity) return Promise.resolve();
-    const turn = this.tail.then(() => this.takeOne());
-    this.tail = turn.catch(() => {});
-    return turn;
+  /** Callers waiting, by priority. */
+  get queued(): Record<Priority, number> {
+    return { high: this.waiters.high.length, low: this.waiters.low.length };
   }
 
-  private async takeOne(): Promise<void> {
-    for (;;) {
-      const now = this.now();
-      this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);
-      this.last = now;
-      if (this.tokens >= 1) {
-        this.tokens -= 1;
-        return;
+  /**
+   * Resolves when a request may be sent. High-priority callers are served first, each
+   * priority in order of arrival: a user's edit never queues behind drift observation.
+   */
+  take(priority: Priority = 'high'): Promise<void> {
+    if (this.capacity === Infinity) return Promise.resolve();
+    return new Promise((release) => {
+      this.waiters[priority].push({ release, since: this.now() });
+      void this.pump();
+    });
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      for (;;) {
+        const priority: Priority | undefined = this.waiters.high.length
+          ? 'high'
+          : this.waiters.low.length
+            ? 'low'
+            : undefined;
+        if (!priority) return;
+        const now = this.now();
+        this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);
+        this.last = now;
+        if (this.tokens >= 1) {
+          this.tokens -= 1;
+          const w = this.waiters[priority].shift()!;
+          const waited = now - w.since;
+          this.waitedMs += waited;
+          this.waitedByPriority[priority] += waited;
+          w.release();
+          continue;
+        }
+        await this.sleep(Math.ceil((1 - this.tokens) / this.ratePerMs));
       }
-      const wait = Math.ceil((1 - this.tokens) / this.ratePerMs);
-      this.waitedMs += wait;
-      await this.sleep(wait);
+    } finally {
+      this.pumping = false;
     }
   }
 }

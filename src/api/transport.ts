@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { Agent, type Dispatcher, request } from 'undici';
 import { ApiError, type ApiErrorBody } from './errors.ts';
 import type { Method } from './operations.ts';
-import { TokenBucket } from './rate-limiter.ts';
+import { type Priority, TokenBucket } from './rate-limiter.ts';
 
 const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
 export const USER_AGENT = `edge-operator/${pkg.version} (node ${process.versions.node})`;
@@ -47,6 +47,8 @@ export interface RequestSpec {
   creates?: boolean;
   resourceId?: string;
   signal?: AbortSignal;
+  /** Budget priority: 'low' for background observation, which waits behind everything else. */
+  priority?: Priority;
 }
 
 /** Network failures where the request provably never reached the server. */
@@ -137,7 +139,7 @@ export class Transport {
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const sleep = this.opts.sleep ?? defaultSleep;
     for (let attempt = 1; ; attempt++) {
-      await this.limiter.take();
+      await this.limiter.take(spec.priority);
       const started = performance.now();
       const event = (status: number): CallEvent => ({
         operation: spec.operation,

@@ -44,6 +44,8 @@ export interface EmulatorOptions {
   repair?: boolean;
   agents?: unknown[];
   faults?: unknown;
+  /** Requests per minute each account may make (a rolling 60-second window); beyond it 429. Off by default. */
+  rateLimitPerMinute?: number;
   /** Request body limit in bytes (413 above it). */
   bodyLimit?: number;
   logger?: boolean;
@@ -57,6 +59,8 @@ export interface Emulator {
   app: FastifyInstance;
   store: Store;
   faults: Faults;
+  /** API calls by operation and status (also GET /_emulator/metrics). */
+  counters: RequestCounters;
   /** Moves the emulator's clock forward (agent update timings). */
   advanceClock(ms: number): void;
   close(): Promise<void>;
@@ -84,6 +88,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   let clockOffset = 0;
   const now = () => (opts.now ?? Date.now)() + clockOffset;
   let origin = '';
+  const limiter = opts.rateLimitPerMinute ? new AccountLimiter(opts.rateLimitPerMinute) : undefined;
+  const counters = new RequestCounters();
 
   const app = Fastify({
     logger: opts.logger ?? false,
@@ -191,9 +197,19 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     app.route({
       method: def.method,
       url: toFastifyPath(def.path),
+      config: { operation: name },
       handler: async (req, reply) => {
         const path = req.url.split('?')[0]!;
         const caller = authenticate(req);
+        const retryAfter = limiter?.admit(caller.ownerId);
+        if (retryAfter !== undefined) {
+          throw new EmulatorError(
+            429,
+            'ERR_RATE_LIMITED',
+            `Your account is rate limited to ${opts.rateLimitPerMinute} requests per minute`,
+            { 'retry-after': String(retryAfter) },
+          );
+        }
         const wait = faults.latency(req.method, path);
         if (wait) await delay(wait);
         const fault = faults.before(req.method, path);
@@ -221,8 +237,17 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     });
   }
 
+  // every API request counted by operation and status; the admin endpoints are not
+  app.addHook('onResponse', async (req, reply) => {
+    if (req.url.startsWith('/_emulator')) return;
+    const operation =
+      (req.routeOptions.config as { operation?: string } | undefined)?.operation ?? 'unknown_path';
+    counters.inc(operation, reply.statusCode);
+  });
+
   registerAdmin(app, {
     adminKey,
+    counters,
     store,
     faults,
     ctx: () => ({ store, origin, caller: { ownerId: keys[0]!.ownerId, admin: true }, now }),
@@ -243,6 +268,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     app,
     store,
     faults,
+    counters,
     advanceClock: (ms) => {
       clockOffset += ms;
     },
@@ -290,9 +316,68 @@ function parseQuery(def: AnyOp, raw: Record<string, string | string[]>): Record<
   return q;
 }
 
+/** A rolling 60-second window per account: at most `perMinute` requests in any minute. */
+class AccountLimiter {
+  private readonly perMinute: number;
+  private readonly windows = new Map<string, number[]>();
+  constructor(perMinute: number) {
+    this.perMinute = perMinute;
+  }
+  /** undefined: admitted; otherwise the seconds until a request would be. */
+  admit(account: string, now = Date.now()): number | undefined {
+    const w = this.windows.get(account) ?? [];
+    this.windows.set(account, w);
+    while (w.length && w[0]! <= now - 60_000) w.shift();
+    if (w.length >= this.perMinute) return Math.max(1, Math.ceil((w[0]! + 60_000 - now) / 1000));
+    w.push(now);
+    return undefined;
+  }
+}
+
+/** emulator_requests_total{operation, status}: API calls counted without a proxy. */
+export class RequestCounters {
+  private readonly counts = new Map<string, number>();
+  inc(operation: string, status: number): void {
+    const k = `${operation}\t${status}`;
+    this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
+  }
+  /** Calls of an operation (any status), or of every operation. */
+  total(operation?: string): number {
+    let n = 0;
+    for (const [k, v] of this.counts) if (!operation || k.startsWith(`${operation}\t`)) n += v;
+    return n;
+  }
+  byStatus(status: number): number {
+    let n = 0;
+    for (const [k, v] of this.counts) if (k.endsWith(`\t${status}`)) n += v;
+    return n;
+  }
+  reset(): void {
+    this.counts.clear();
+  }
+  prometheus(): string {
+    const lines = [
+      "# HELP emulator_requests_total API requests answered, by operation (the operations table's name) and HTTP status",
+      '# TYPE emulator_requests_total counter',
+    ];
+    for (const [k, v] of [...this.counts].sort()) {
+      const [operation, status] = k.split('\t');
+      lines.push(`emulator_requests_total{operation="${operation}",status="${status}"} ${v}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+}
+
 function registerAdmin(
   app: FastifyInstance,
-  o: { adminKey: string; store: Store; faults: Faults; ctx: () => Ctx; advance: (ms: number) => void },
+  o: {
+    adminKey: string;
+    store: Store;
+    faults: Faults;
+    counters: RequestCounters;
+    ctx: () => Ctx;
+    advance: (ms: number) => void;
+  },
 ) {
   app.register(
     async (admin) => {
@@ -324,6 +409,9 @@ function registerAdmin(
         return out;
       });
       admin.get('/agents', async () => ({ agents: o.store.all('agents') }));
+      admin.get('/metrics', async (_req, reply) =>
+        reply.header('content-type', 'text/plain; version=0.0.4').send(o.counters.prometheus()),
+      );
       admin.post('/agents', async (req, reply) => {
         const r = AgentSpec.safeParse(req.body ?? {});
         if (!r.success) throw zodToApiError(r.error);

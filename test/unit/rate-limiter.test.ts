@@ -36,6 +36,18 @@ describe('token bucket', () => {
     expect(order).toEqual([1, 2, 3, 4]);
   });
 
+  it('serves high-priority callers before low-priority ones that waited longer', async () => {
+    const clock = fakeClock();
+    const bucket = new TokenBucket({ perMinute: 60, burstFraction: 1 / 60, ...clock });
+    const order: string[] = [];
+    const low = [1, 2, 3].map((n) => bucket.take('low').then(() => order.push(`low${n}`)));
+    const high = [1, 2].map((n) => bucket.take('high').then(() => order.push(`high${n}`)));
+    await Promise.all([...low, ...high]);
+    // the first low caller got the one token there was; then every high caller, then the rest
+    expect(order).toEqual(['low1', 'high1', 'high2', 'low2', 'low3']);
+    expect(bucket.waitedByPriority.low).toBeGreaterThan(bucket.waitedByPriority.high);
+  });
+
   it('does nothing when disabled', async () => {
     const bucket = new TokenBucket({ perMinute: Infinity });
     for (let i = 0; i < 1000; i++) await bucket.take();

@@ -57,6 +57,9 @@ export function emulatorCommand(): Command {
       const port = Number(o.port);
       if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
         throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);
+      const rateLimit = o.rateLimit === undefined ? undefined : Number(o.rateLimit);
+      if (rateLimit !== undefined && !(Number.isInteger(rateLimit) && rateLimit > 0))
+        throw new CliError(`--rate-limit: "${o.rateLimit}" is not a whole number > 0`, EXIT.usage);
       const agents = o.agents ? AgentsFile.parse(parseYaml(readFileSync(o.agents, 'utf8'))).agents : [];
       let emu: Awaited<ReturnType<typeof startEmulator>>;
       try {
@@ -76,6 +79,7 @@ export function emulatorCommand(): Command {
           adminKey: o.adminKey,
           dataFile: o.dataFile,
           repair: !!o.repair,
+          rateLimitPerMinute: rateLimit,
           agents,
           faults: o.faults ? JSON.parse(o.faults) : undefined,
           logger: !!o.log,
@@ -91,7 +95,7 @@ export function emulatorCommand(): Command {
       }
       process.stdout.write(
         `emulator listening on ${emu.url}\n  EDGE_API_URL=${emu.url}\n  API key: ${emu.apiKey === DEFAULT_API_KEY ? DEFAULT_API_KEY : '(as given)'}\n` +
-          `  agents: ${agents.length}${o.dataFile ? `\n  data file: ${o.dataFile}` : ''}\n`,
+          `  agents: ${agents.length}${o.dataFile ? `\n  data file: ${o.dataFile}` : ''}${rateLimit ? `\n  rate limit: ${rateLimit} requests a minute per account` : ''}\n`,
       );
       // a reader of stdout that went away (edgectl emulator | head) must not crash the server
       process.stdout.on('error', () => {});
