@@ -178,7 +178,8 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
     expect(events.items.some((e) => e.involvedObject.name === 'ghost' && e.reason === 'ApiRejected')).toBe(
       true,
     );
-    // no hot retry: creates stay at the one failed attempt while the spec is unchanged
+    // no hot retry: creates stay at the failed attempt while the spec is unchanged (a
+    // resync, every 10 s here, may try once more)
     const attempts = await metric(op.metricsUrl, 'edge_api_requests_total', {
       operation: 'ipRestrictions.create',
       status: '400',
@@ -189,7 +190,7 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
         operation: 'ipRestrictions.create',
         status: '400',
       }),
-    ).toBe(attempts);
+    ).toBeLessThanOrEqual(attempts + 1);
 
     const policy = await get(P, 'corp');
     await w.kube.patch(X, w.ns, 'ghost', { spec: { ipPolicyIDs: [policy!.status!.id] } });

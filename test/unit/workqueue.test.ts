@@ -56,4 +56,15 @@ describe('work queue', () => {
     expect(await stopped).toBe(true);
     expect(await q.get()).toBeUndefined();
   });
+
+  it("hands out users' changes before observation, and promotes an observed item a user then changes", async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    for (const k of ['o1', 'o2', 'o3']) q.add(k, 'low');
+    q.add('user');
+    q.add('o3');
+    const order = [];
+    for (let i = 0; i < 4; i++) order.push(await q.get());
+    expect(order).toEqual(['user', 'o3', 'o1', 'o2']);
+    expect(q.length).toBe(0);
+  });
 });

@@ -3,15 +3,14 @@
 import { z } from 'zod';
 import { DESCRIPTION_MAX_BYTES } from '../../api/limits.ts';
 
-export const GROUP = 'edge.tunnel.dev';
-export const VERSION = 'v1alpha1';
-export const FINALIZER = `${GROUP}/finalizer`;
-export const ID_ANNOTATION = `${GROUP}/id`;
-/** Set before an API create and removed once the id is recorded: a crash in between is recovered. */
-export const CREATE_PENDING_ANNOTATION = `${GROUP}/create-pending`;
-
-/** Deletes the remote resource even while other objects still reference this one. */
-export const FORCE_DELETE_ANNOTATION = `${GROUP}/force-delete`;
+export {
+  CREATE_PENDING_ANNOTATION,
+  FINALIZER,
+  FORCE_DELETE_ANNOTATION,
+  GROUP,
+  ID_ANNOTATION,
+  VERSION,
+} from '../runtime/constants.ts';
 
 /** The remote metadata field also carries the owner marker, so users get this much of it. */
 export const USER_METADATA_MAX_BYTES = 3072;

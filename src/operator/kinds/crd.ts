@@ -1,6 +1,6 @@
 // CRD objects generated from the bindings' zod schemas.
 import { z } from 'zod';
-import type { AnyBinding } from './binding.ts';
+import type { AnyBinding } from '../runtime/binding.ts';
 import { commonSpec, commonStatus, GROUP, VERSION } from './crd-schema.ts';
 
 type Json = Record<string, unknown>;

@@ -5,7 +5,7 @@ import type {
   TLSEdge as LRemote,
   TCPEdge as TRemote,
 } from '../../api/schemas/edges.ts';
-import { crudApi, defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
 import {
   BackendModule,

@@ -12,7 +12,12 @@ import {
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../../api/limits.ts';
 import type { HTTPSEdgeRoute as Remote } from '../../api/schemas/edges.ts';
-import { defineBinding, type ModuleBinding, type Reference, type SecretReference } from './binding.ts';
+import {
+  defineBinding,
+  type ModuleBinding,
+  type Reference,
+  type SecretReference,
+} from '../runtime/binding.ts';
 import { cel, doc, exactlyOne, immutable, localRef, noRepeats } from './crd-schema.ts';
 import { BackendModule, backendBody, backendRefs, enabled } from './module-schemas.ts';
 
@@ -387,10 +392,11 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
     get: (c, id, d) => c.httpsEdgeRoutes.get(d.edge_id, id),
     update: (c, id, { edge_id: _e, ...patch }, d) => c.httpsEdgeRoutes.update(d.edge_id, id, patch),
     delete: (c, id, status) => c.httpsEdgeRoutes.delete(status.edgeID as string, id),
-    list: (c, d) => ({
+    // routes have no list of their own: the edges list carries them
+    list: (c, d, opts) => ({
       async *[Symbol.asyncIterator]() {
         if (d.edge_id) yield* (await c.httpsEdges.get(d.edge_id)).routes;
-        else for await (const e of c.httpsEdges.list()) yield* e.routes;
+        else for await (const e of c.httpsEdges.list(opts)) yield* e.routes;
       },
     }),
   },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RULE_ACTIONS } from '../../api/limits.ts';
 import type { IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
-import { crudApi, defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
 
 const Spec = cel(

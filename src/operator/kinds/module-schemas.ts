@@ -1,7 +1,7 @@
 // CRD shapes shared by several kinds' modules, and the camelCase -> wire mapping.
 import { z } from 'zod';
 import { TERMINATE_AT, TLS_MIN_VERSIONS } from '../../api/limits.ts';
-import type { ModuleBinding, Reference, ResolveRef } from './binding.ts';
+import type { ModuleBinding, Reference, ResolveRef } from '../runtime/binding.ts';
 import { cel, doc, exactlyOne } from './crd-schema.ts';
 
 export const enabled = doc(

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ACL_RULE_PATTERN, SSH_PUBLIC_KEY_PATTERN } from '../../api/rules.ts';
 import type { SSHCredential as Remote } from '../../api/schemas/credentials.ts';
-import { crudApi, defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc, immutable } from './crd-schema.ts';
 
 const Spec = z.object({

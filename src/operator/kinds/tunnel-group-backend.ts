@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { TunnelGroupBackend as Remote } from '../../api/schemas/backends.ts';
-import { crudApi, defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
 
 const Spec = z.object({

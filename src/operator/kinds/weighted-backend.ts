@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
 import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
-import { crudApi, defineBinding } from './binding.ts';
+import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
 import { BackendRef } from './module-schemas.ts';
 

@@ -4,7 +4,8 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { ApiError, isNotFound, isRetryable } from '../../api/errors.ts';
-import type { AnyBinding, Common } from '../kinds/binding.ts';
+import type { AnyBinding, Common } from './binding.ts';
+import { type Condition, conditionsFor, type Phase } from './conditions.ts';
 import {
   CREATE_PENDING_ANNOTATION,
   FINALIZER,
@@ -12,8 +13,7 @@ import {
   GROUP,
   ID_ANNOTATION,
   VERSION,
-} from '../kinds/crd-schema.ts';
-import { type Condition, conditionsFor, type Phase } from './conditions.ts';
+} from './constants.ts';
 import type { EventRecorder } from './events.ts';
 import { isConflict, type Kube, KubeError, type KubeObject, type ResourcePath } from './kube.ts';
 import {
@@ -24,6 +24,7 @@ import {
   secretDigest,
   withoutSecrets,
 } from './modules.ts';
+import type { Observer } from './observer.ts';
 import { decodeMetadata, encodeMetadata, type Owner } from './owner.ts';
 
 export interface EngineOptions {
@@ -42,6 +43,8 @@ export interface EngineOptions {
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** Objects in the cluster that reference this one ("Kind name"), for reference-aware deletion. */
   referrersOf?(kind: string, namespace: string, name: string): string[];
+  /** The kind's bulk observation, when there is one. */
+  observer?: Observer;
   /** The references another kind's object makes (cycle detection); undefined for an unknown kind. */
   referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
   /** Reads the own kind's object for a queue key. */
@@ -57,7 +60,6 @@ export interface Outcome {
 
 const METADATA_MAX = 4096;
 const SLOW_RETRY_MS = 5 * 60_000;
-const jitter = (ms: number) => Math.round(ms * (0.85 + Math.random() * 0.3));
 
 type Status = Record<string, unknown> & {
   id?: string;
@@ -104,6 +106,9 @@ export class Engine {
     return this.b.kind.toLowerCase();
   }
 
+  /** When this process last finished writing an object's remote resource: older snapshots are stale for it. */
+  private readonly touched = new Map<string, number>();
+
   /** Bumped by forget(): a reconcile that started before must not record its result. */
   private readonly epoch = new Map<string, number>();
 
@@ -114,6 +119,13 @@ export class Engine {
 
   private remember(key: string, startEpoch: number, value: Memo) {
     if ((this.epoch.get(key) ?? 0) === startEpoch) this.memo.set(key, value);
+  }
+
+  /** Drops what is kept for an object that is gone. */
+  drop(key: string): void {
+    this.memo.delete(key);
+    this.touched.delete(key);
+    this.epoch.delete(key);
   }
 
   async reconcile(key: string): Promise<Outcome> {
@@ -129,6 +141,15 @@ export class Engine {
       return obj.metadata.deletionTimestamp ? await this.finalize(obj) : await this.sync(obj, startEpoch);
     } catch (err) {
       if (err instanceof Stop) {
+        // Throttled while only looking (nothing the user changed is pending): the object
+        // keeps its Ready state, no condition flaps; it is looked at again after Retry-After.
+        const st = obj.status as Status | undefined;
+        if (
+          err.phase.reason === 'ApiThrottled' &&
+          st?.observedGeneration === obj.metadata.generation &&
+          st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
+        )
+          return err.outcome;
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
         await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
@@ -194,9 +215,18 @@ export class Engine {
     // call until the resync is due or the spec changes. A status someone else wrote (a
     // second installation, a person) is a change: it is put right at once.
     const memo = this.memo.get(key);
-    if (memo && memo.generation === gen && !this.due(key) && isDeepStrictEqual(memo.status, obj.status)) {
-      return memo.stalled ? {} : { requeueAfterMs: Math.max(1000, this.o.resyncMs - (Date.now() - memo.at)) };
-    }
+    // A bulk observation that began after this process last wrote the remote resource
+    // is as good as a GET, and free.
+    const snapshot = this.o.observer?.latest;
+    const observed = snapshot && snapshot.startedAt > (this.touched.get(key) ?? 0) ? snapshot : undefined;
+    if (
+      memo &&
+      memo.generation === gen &&
+      isDeepStrictEqual(memo.status, obj.status) &&
+      !(observed && observed.startedAt > memo.at) &&
+      !this.due(key)
+    )
+      return {};
     const ids = new Map<string, string>();
     const references = this.b.references?.(spec) ?? [];
     const seen = new Map<string, string>();
@@ -313,7 +343,9 @@ export class Engine {
         await this.patchMeta(obj, { finalizers: this.withFinalizer(obj) });
       const currentId = id;
       try {
-        remote = await this.b.api.get(this.o.api, currentId, desired);
+        // missing from a complete list: confirmed by a GET before anything is recreated
+        const listed = observed?.items.get(currentId) as typeof remote | undefined;
+        remote = listed ?? (await this.b.api.get(this.o.api, currentId, desired));
       } catch (err) {
         if (!isNotFound(err)) return this.call(`get ${currentId}`, () => Promise.reject(err));
         if (status.id !== currentId) {
@@ -389,7 +421,9 @@ export class Engine {
       digests: this.digests(modules),
       status: obj.status,
     });
-    return { requeueAfterMs: jitter(this.o.resyncMs) };
+    this.touched.set(key, Date.now());
+    // the next look comes with the kind's next bulk observation
+    return {};
   }
 
   /** Puts right whatever differs and can be changed in place; stalls on what cannot. */

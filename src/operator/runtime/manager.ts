@@ -2,20 +2,20 @@
 // answers the probes; drains in-flight reconciles on shutdown.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
-import type { AnyBinding } from '../kinds/binding.ts';
-import { GROUP, VERSION } from '../kinds/crd-schema.ts';
+import type { AnyBinding } from './binding.ts';
+import { GROUP, INSTANCE_LABEL, VERSION } from './constants.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
 import { Informer, keyOf } from './informer.ts';
 import type { Kube, KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import type { Metrics } from './metrics.ts';
+import { Observer } from './observer.ts';
 import type { Check, ProbeServer } from './probes.ts';
 import { SecretStore } from './secrets.ts';
 import { WorkQueue } from './workqueue.ts';
 
-/** The label that partitions objects between installations in one cluster (like an IngressClass). */
-export const INSTANCE_LABEL = 'edge.tunnel.dev/instance';
+export { INSTANCE_LABEL };
 
 export interface ManagerOptions {
   kube: Kube;
@@ -54,6 +54,7 @@ interface Controller {
   /** "Kind/ns/name" of a referenced object -> keys of this kind that reference it. */
   dependents: Map<string, Set<string>>;
   refsOf: Map<string, string[]>;
+  observer: Observer;
 }
 
 export class Manager {
@@ -72,6 +73,11 @@ export class Manager {
       o.probes.beforeScrape = () => {
         o.metrics.apiLimiterWait.set(o.api.transport.limiter.waitedMs / 1000);
         o.metrics.secretDataCached.set(this.secrets?.cachedData ?? 0);
+        const limiter = o.api.transport.limiter;
+        for (const p of ['high', 'low'] as const) {
+          o.metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
+          o.metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
+        }
       };
     }
   }
@@ -166,8 +172,16 @@ export class Manager {
         dependents: new Map(),
         refsOf: new Map(),
         engine: undefined as never,
+        observer: new Observer({
+          kind: b.kind,
+          // the whole account's resources of the kind, at low budget priority
+          list: () => b.api.list(this.o.api, {}, { priority: 'low' }),
+          log: this.o.log,
+          metrics: this.o.metrics,
+        }),
       };
       c.engine = new Engine({
+        observer: c.observer,
         binding: b,
         kube: this.o.kube,
         api: this.o.api,
@@ -213,11 +227,47 @@ export class Manager {
     // Secrets): by then the reverse index of references is complete, so an object is never
     // judged against a referenced object that is merely not listed yet, and every later
     // change to a referenced object finds its dependants.
-    const all = Promise.all(this.informers.map((i) => i.synced));
-    for (const c of this.controllers.values())
+    // ... and, for each kind with objects, once a first bulk observation is there: after a
+    // restart every object is compared against it instead of costing a GET each.
+    const all = Promise.all(this.informers.map((i) => i.synced)).then(() =>
+      Promise.all(
+        [...this.controllers.values()].map((c) => (this.count(c) ? c.observer.refresh() : undefined)),
+      ),
+    );
+    for (const c of this.controllers.values()) {
       for (let i = 0; i < this.o.concurrency; i++) this.workers.push(this.work(c, all));
+      void all.then(() => this.observeLoop(c));
+    }
     this.started = true;
   }
+
+  private count(c: Controller): number {
+    return c.informers.reduce((n, i) => n + i.cache.size, 0);
+  }
+
+  /**
+   * Once per resync period (jittered, kinds staggered): list the kind's remote resources
+   * and queue every object, behind users' changes, to be compared with the list. A kind
+   * with no objects costs nothing.
+   */
+  private async observeLoop(c: Controller): Promise<void> {
+    const jitter = () => Math.round(this.o.resyncMs * (0.85 + Math.random() * 0.3));
+    while (!this.stopping) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, jitter());
+        t.unref();
+        this.stopTimers.push(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      if (this.stopping) return;
+      if (!this.count(c)) continue;
+      await c.observer.refresh();
+      for (const inf of c.informers) for (const key of inf.cache.keys()) c.queue.add(key, 'low');
+    }
+  }
+  private readonly stopTimers: (() => void)[] = [];
 
   /** Handlers only enqueue. */
   private onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
@@ -259,6 +309,7 @@ export class Manager {
     if (type === 'delete') {
       c.refsOf.delete(key);
       c.engine.forget(key);
+      c.engine.drop(key);
       // a referenced object waiting on its dependents to go may now be deletable
       for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
         this.controllers.get(r.kind)?.queue.add(`${ns}/${r.name}`);
@@ -336,6 +387,7 @@ export class Manager {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
+    for (const t of this.stopTimers.splice(0)) t();
     const drained = await Promise.all(
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.o.drainMs)),
     );

@@ -122,6 +122,37 @@ export function createMetrics() {
       labelNames: ['kind'],
       registers: r,
     }),
+    observations: new Counter({
+      name: 'edge_operator_observations_total',
+      help: 'Bulk observations (one paged list of a kind), by kind and result',
+      labelNames: ['kind', 'result'],
+      registers: r,
+    }),
+    observedResources: new Gauge({
+      name: 'edge_operator_observed_resources',
+      help: 'Remote resources of a kind in the last bulk observation',
+      labelNames: ['kind'],
+      registers: r,
+    }),
+    observationSeconds: new Histogram({
+      name: 'edge_operator_observation_duration_seconds',
+      help: 'Time to list every remote resource of a kind',
+      labelNames: ['kind'],
+      buckets,
+      registers: r,
+    }),
+    budgetWait: new Gauge({
+      name: 'edge_api_budget_wait_seconds',
+      help: 'Total time API calls waited for the account budget, by priority (high: user changes; low: observation)',
+      labelNames: ['priority'],
+      registers: r,
+    }),
+    budgetQueued: new Gauge({
+      name: 'edge_api_budget_waiting',
+      help: 'API calls waiting for the account budget now, by priority',
+      labelNames: ['priority'],
+      registers: r,
+    }),
     secretDataCached: new Gauge({
       name: 'edge_operator_secret_data_cached',
       help: 'Secrets whose data the operator holds in memory: only those objects reference',

@@ -14,8 +14,14 @@ export interface QueueOptions {
   burst?: number;
 }
 
+/** Work a user caused (events) goes before background observation. */
+export type QueuePriority = 'high' | 'low';
+
 export class WorkQueue<T = string> {
   private readonly queue: T[] = [];
+  /** Waits behind every high-priority item (drift observation). */
+  private readonly low: T[] = [];
+  private readonly lowItems = new Set<T>();
   private readonly dirty = new Set<T>();
   private readonly processing = new Set<T>();
   private readonly waiting = new Map<T, { at: number; timer: NodeJS.Timeout }>();
@@ -34,14 +40,22 @@ export class WorkQueue<T = string> {
   }
 
   get length(): number {
-    return this.queue.length;
+    return this.queue.length + this.low.length;
   }
   get inFlight(): number {
     return this.processing.size;
   }
 
-  add(item: T): void {
-    if (this.shuttingDown || this.dirty.has(item)) return;
+  add(item: T, priority: QueuePriority = 'high'): void {
+    if (this.shuttingDown) return;
+    if (this.dirty.has(item)) {
+      // queued for observation and now wanted by a user's change: move it to the front
+      if (priority === 'high' && this.lowItems.delete(item)) {
+        this.low.splice(this.low.indexOf(item), 1);
+        this.queue.push(item);
+      }
+      return;
+    }
     this.o.metrics?.queueAdds.inc({ name: this.o.name });
     this.dirty.add(item);
     if (!this.addedAt.has(item)) this.addedAt.set(item, Date.now());
@@ -53,7 +67,10 @@ export class WorkQueue<T = string> {
       g(item);
       return;
     }
-    this.queue.push(item);
+    if (priority === 'low') {
+      this.low.push(item);
+      this.lowItems.add(item);
+    } else this.queue.push(item);
     this.gauge();
   }
 
@@ -106,7 +123,11 @@ export class WorkQueue<T = string> {
 
   /** Waits for the next item; undefined once the queue shuts down. */
   get(): Promise<T | undefined> {
-    const item = this.queue.shift();
+    let item = this.queue.shift();
+    if (item === undefined) {
+      item = this.low.shift();
+      if (item !== undefined) this.lowItems.delete(item);
+    }
     if (item !== undefined) {
       this.dirty.delete(item);
       this.begin(item);
@@ -157,6 +178,6 @@ export class WorkQueue<T = string> {
   }
 
   private gauge(): void {
-    this.o.metrics?.queueDepth.set({ name: this.o.name }, this.queue.length);
+    this.o.metrics?.queueDepth.set({ name: this.o.name }, this.length);
   }
 }

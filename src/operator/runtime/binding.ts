@@ -2,7 +2,7 @@
 // adopt, update, drift, delete, status, conditions, events. A binding knows the API only
 // through the typed client, and Kubernetes not at all.
 import type { z } from 'zod';
-import type { EdgeClient } from '../../api/client.ts';
+import type { EdgeClient, ListOptions } from '../../api/client.ts';
 
 /** Fields every remote resource has; the engine owns description and metadata. */
 export interface RemoteBase {
@@ -95,8 +95,11 @@ export interface Binding<
     get(c: EdgeClient, id: string, desired: Desired): Promise<Remote>;
     update(c: EdgeClient, id: string, patch: Partial<Desired & Common>, desired: Desired): Promise<Remote>;
     delete(c: EdgeClient, id: string, status: Record<string, unknown>): Promise<void>;
-    /** Every remote resource of the kind that could be this object's (crash recovery only). */
-    list(c: EdgeClient, desired: Desired): AsyncIterable<Remote>;
+    /**
+     * Every remote resource of the kind that could be this object's; with an empty
+     * `desired`, every one of the account (bulk observation). Paged by the client.
+     */
+    list(c: EdgeClient, desired: Partial<Desired>, opts?: ListOptions): AsyncIterable<Remote>;
   };
   /** Kind-specific status fields from the remote resource. */
   statusOf?(remote: Remote, desired: Desired): Record<string, unknown>;
@@ -115,7 +118,7 @@ interface CrudFamily<Remote> {
   get(id: string): Promise<Remote>;
   update(id: string, patch: never): Promise<Remote>;
   delete(id: string): Promise<undefined>;
-  list(): AsyncIterable<Remote>;
+  list(opts?: ListOptions): AsyncIterable<Remote>;
 }
 
 /** The api block of a binding whose resource is a plain CRUD family of the client. */
@@ -127,6 +130,6 @@ export function crudApi<Remote extends RemoteBase>(pick: (c: EdgeClient) => Crud
     delete: async (c: EdgeClient, id: string) => {
       await pick(c).delete(id);
     },
-    list: (c: EdgeClient) => pick(c).list(),
+    list: (c: EdgeClient, _d: unknown, opts?: ListOptions) => pick(c).list(opts),
   };
 }

@@ -1,0 +1,12 @@
+// Names the runtime writes onto every object, whatever its kind.
+export const GROUP = 'edge.tunnel.dev';
+export const VERSION = 'v1alpha1';
+export const FINALIZER = `${GROUP}/finalizer`;
+/** The remote resource's id: set by the operator, or by a person to adopt one. */
+export const ID_ANNOTATION = `${GROUP}/id`;
+/** Set before an API create and removed once the id is recorded: a crash in between is recovered. */
+export const CREATE_PENDING_ANNOTATION = `${GROUP}/create-pending`;
+/** Deletes the remote resource even while other objects still reference this one. */
+export const FORCE_DELETE_ANNOTATION = `${GROUP}/force-delete`;
+/** Partitions objects between installations in one cluster (like an IngressClass). */
+export const INSTANCE_LABEL = `${GROUP}/instance`;

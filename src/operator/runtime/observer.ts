@@ -1,0 +1,59 @@
+// Bulk observation: one paged list of a kind's remote resources per resync period, indexed
+// by id, against which every object of the kind is compared. ceil(N / page size) requests
+// where a GET per object costs N. The list runs at low budget priority: a user's change
+// never waits behind it.
+import type { Logger } from 'pino';
+import type { RemoteBase } from './binding.ts';
+import type { Metrics } from './metrics.ts';
+
+export interface Snapshot {
+  /** When the list began: a resource changed by this process after that is not trusted from it. */
+  startedAt: number;
+  items: ReadonlyMap<string, RemoteBase & Record<string, unknown>>;
+}
+
+export class Observer {
+  private current?: Snapshot;
+  private running?: Promise<Snapshot | undefined>;
+  private readonly o: {
+    kind: string;
+    list: () => AsyncIterable<RemoteBase>;
+    log: Logger;
+    metrics?: Metrics;
+  };
+
+  constructor(o: Observer['o']) {
+    this.o = o;
+  }
+
+  /** The last complete snapshot, if any. */
+  get latest(): Snapshot | undefined {
+    return this.current;
+  }
+
+  /** Lists the kind now (one list at a time: callers share a running one). */
+  refresh(): Promise<Snapshot | undefined> {
+    this.running ??= this.take().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async take(): Promise<Snapshot | undefined> {
+    const startedAt = Date.now();
+    const items = new Map<string, RemoteBase & Record<string, unknown>>();
+    try {
+      for await (const r of this.o.list()) items.set(r.id, r as RemoteBase & Record<string, unknown>);
+    } catch (err) {
+      // an incomplete list proves nothing about what is missing: keep the last one
+      this.o.log.warn({ kind: this.o.kind, err: (err as Error).message }, 'bulk observation failed');
+      this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'error' });
+      return this.current;
+    }
+    this.current = { startedAt, items };
+    this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'success' });
+    this.o.metrics?.observedResources.set({ kind: this.o.kind }, items.size);
+    this.o.metrics?.observationSeconds.observe({ kind: this.o.kind }, (Date.now() - startedAt) / 1000);
+    return this.current;
+  }
+}
