@@ -67,6 +67,24 @@ type Status = Record<string, unknown> & {
   observedGeneration?: number;
 };
 
+type Remote = Record<string, unknown> & { id: string; uri?: string; created_at?: string; metadata?: string };
+
+/** What an object asks the API for. */
+interface Wanted {
+  desired: Record<string, unknown>;
+  modules: Map<string, Record<string, unknown> | null>;
+  common: Common;
+}
+
+/** What the API holds for an object, or that it holds nothing under the id. */
+type Observation = { found: true; remote: Remote } | { found: false };
+
+/** One way of observing remote resources: a single GET, or a bulk observation (`since` it began). */
+interface RemoteObserver {
+  since?: number;
+  observe(id: string, desired: Record<string, unknown>): Promise<Observation>;
+}
+
 /** What this process last did to an object, so an unchanged object costs nothing until its resync. */
 interface Memo {
   at: number;
@@ -204,29 +222,88 @@ export class Engine {
     return last === undefined || Date.now() - last >= this.o.resyncMs * 0.8;
   }
 
+  /**
+   * observe -> compare -> act. What the object wants (references, Secrets, modules), what
+   * the API holds (from the kind's bulk observation when it is fresh for this object,
+   * else one GET), then create, recreate, adopt or update, and report.
+   */
   private async sync(obj: KubeObject, startEpoch: number): Promise<Outcome> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
-    const gen = obj.metadata.generation;
-    const status = (obj.status ?? {}) as Status;
-    const ann = obj.metadata.annotations ?? {};
-    const spec = (obj.spec ?? {}) as Record<string, unknown> & { description?: string; metadata?: string };
+    const observer = this.observerFor(key);
+    if (this.unchanged(key, obj, observer)) return {};
+    const want = await this.wanted(obj);
+    const id = await this.knownId(obj, want);
+    const seen = id ? await observer.observe(id, want.desired) : undefined;
+    const remote = await this.act(obj, want, id, seen);
+    await this.writeStatus(
+      obj,
+      {
+        id: remote.id,
+        uri: remote.uri,
+        createdAt: remote.created_at,
+        ...(this.b.statusOf?.(remote, want.desired) ?? {}),
+        ...(this.b.modules?.some((m) => m.secretPaths) ? { secretDigests: this.digests(want.modules) } : {}),
+      },
+      { state: 'ready', reason: 'Synced', message: `${this.b.kind} ${remote.id} is in sync` },
+    );
+    this.remember(key, startEpoch, {
+      at: Date.now(),
+      generation: obj.metadata.generation,
+      id: remote.id,
+      digests: this.digests(want.modules),
+      status: obj.status,
+    });
+    this.touched.set(key, Date.now());
+    // the next look comes with the kind's next bulk observation
+    return {};
+  }
 
-    // Nothing changed since the last sync (or the API refused this generation): no API
-    // call until the resync is due or the spec changes. A status someone else wrote (a
-    // second installation, a person) is a change: it is put right at once.
+  /**
+   * Nothing changed since the last sync (or the API refused this generation), and no
+   * newer observation: no work until the spec changes or the kind is observed again. A
+   * status someone else wrote (a second installation, a person) is a change: put right at once.
+   */
+  private unchanged(key: string, obj: KubeObject, observer: RemoteObserver): boolean {
     const memo = this.memo.get(key);
-    // A bulk observation that began after this process last wrote the remote resource
-    // is as good as a GET, and free.
-    const snapshot = this.o.observer?.latest;
-    const observed = snapshot && snapshot.startedAt > (this.touched.get(key) ?? 0) ? snapshot : undefined;
-    if (
-      memo &&
-      memo.generation === gen &&
+    return (
+      !!memo &&
+      memo.generation === obj.metadata.generation &&
       isDeepStrictEqual(memo.status, obj.status) &&
-      !(observed && observed.startedAt > memo.at) &&
+      !(observer.since !== undefined && observer.since > memo.at) &&
       !this.due(key)
-    )
-      return {};
+    );
+  }
+
+  /**
+   * How this object's remote resource is observed: from the kind's bulk observation when
+   * it began after this process last wrote the resource (as good as a GET, and free), else
+   * by a GET. A resource missing from the list is confirmed by a GET before it is recreated.
+   */
+  private observerFor(key: string): RemoteObserver {
+    const get: RemoteObserver = {
+      observe: async (id, desired) => {
+        try {
+          return { found: true, remote: await this.b.api.get(this.o.api, id, desired) };
+        } catch (err) {
+          if (isNotFound(err)) return { found: false };
+          return this.call(`get ${id}`, () => Promise.reject(err));
+        }
+      },
+    };
+    const snapshot = this.o.observer?.latest;
+    if (!snapshot || snapshot.startedAt <= (this.touched.get(key) ?? 0)) return get;
+    return {
+      since: snapshot.startedAt,
+      observe: async (id, desired) => {
+        const listed = snapshot.items.get(id) as Remote | undefined;
+        return listed ? { found: true, remote: listed } : get.observe(id, desired);
+      },
+    };
+  }
+
+  /** What the object asks the API for: references resolved, Secrets read, modules built. */
+  private async wanted(obj: KubeObject): Promise<Wanted> {
+    const spec = (obj.spec ?? {}) as Record<string, unknown> & { description?: string; metadata?: string };
     const ids = new Map<string, string>();
     const references = this.b.references?.(spec) ?? [];
     const seen = new Map<string, string>();
@@ -290,8 +367,6 @@ export class Engine {
       secrets.set(`${s.name}/${s.key}`, Buffer.from(data, 'base64').toString('utf8'));
     }
     const secret = (name: string, key: string) => secrets.get(`${name}/${key}`)!;
-    const desired = this.b.desired(spec, ref);
-    const modules = new Map((this.b.modules ?? []).map((m) => [m.name, m.desired(spec, ref, secret)]));
     const common: Common = {
       description: spec.description ?? '',
       metadata: encodeMetadata(this.owner(obj), spec.metadata ?? ''),
@@ -306,124 +381,104 @@ export class Engine {
         {},
       );
     }
+    return {
+      desired: this.b.desired(spec, ref),
+      modules: new Map((this.b.modules ?? []).map((m) => [m.name, m.desired(spec, ref, secret)])),
+      common,
+    };
+  }
 
-    let id = status.id ?? ann[ID_ANNOTATION];
-    let remote: Record<string, unknown> & { id: string; metadata?: string };
-    let created = false;
+  /** The remote id this object has: recorded, named for adoption, or found after a crash mid-create. */
+  private async knownId(obj: KubeObject, want: Wanted): Promise<string | undefined> {
+    const ann = obj.metadata.annotations ?? {};
+    const id = (obj.status as Status | undefined)?.id ?? ann[ID_ANNOTATION];
+    if (id || !ann[CREATE_PENDING_ANNOTATION]) return id;
+    // A create may have happened before a crash: find it by its owner marker.
+    const found = await this.findOwned(obj, want.desired);
+    if (found)
+      this.o.events.record(
+        obj,
+        'Normal',
+        'Recovered',
+        `found ${found.id}, created before a restart; adopting it`,
+      );
+    return found?.id;
+  }
 
-    if (!id && ann[CREATE_PENDING_ANNOTATION]) {
-      // A create may have happened before a crash: find it by its owner marker.
-      const found = await this.findOwned(obj, desired);
-      if (found) {
-        id = found.id;
-        this.o.events.record(
-          obj,
-          'Normal',
-          'Recovered',
-          `found ${found.id}, created before a restart; adopting it`,
-        );
-      }
-    }
-
+  /** Creates, recreates, adopts or updates; returns the remote resource as it now is. */
+  private async act(
+    obj: KubeObject,
+    want: Wanted,
+    id: string | undefined,
+    seen: Observation | undefined,
+  ): Promise<Remote> {
+    const status = (obj.status ?? {}) as Status;
+    const ann = obj.metadata.annotations ?? {};
     if (!id) {
       await this.patchMeta(obj, {
         finalizers: this.withFinalizer(obj),
         annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString() },
       });
-      remote = await this.call(`create ${this.b.kind}`, () =>
-        this.b.api.create(this.o.api, { ...desired, ...common, ...this.inline(modules) }),
-      );
-      created = true;
-      await this.patchMeta(obj, {
-        annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
-      });
+      const remote = await this.create(obj, want);
       this.o.events.record(obj, 'Normal', 'Created', `created ${remote.id}`);
-    } else {
-      if (!obj.metadata.finalizers?.includes(FINALIZER))
-        await this.patchMeta(obj, { finalizers: this.withFinalizer(obj) });
-      const currentId = id;
-      try {
-        // missing from a complete list: confirmed by a GET before anything is recreated
-        const listed = observed?.items.get(currentId) as typeof remote | undefined;
-        remote = listed ?? (await this.b.api.get(this.o.api, currentId, desired));
-      } catch (err) {
-        if (!isNotFound(err)) return this.call(`get ${currentId}`, () => Promise.reject(err));
-        if (status.id !== currentId) {
-          throw new Stop(
-            {
-              state: 'stalled',
-              reason: 'AdoptionFailed',
-              message: `${ID_ANNOTATION}: ${currentId} does not exist`,
-            },
-            {},
-          );
-        }
-        // Deleted behind our back: put it back.
-        await this.patchMeta(obj, {
-          annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString(), [ID_ANNOTATION]: null },
-        });
-        remote = await this.call(`create ${this.b.kind}`, () =>
-          this.b.api.create(this.o.api, { ...desired, ...common, ...this.inline(modules) }),
+      return remote;
+    }
+    if (!obj.metadata.finalizers?.includes(FINALIZER))
+      await this.patchMeta(obj, { finalizers: this.withFinalizer(obj) });
+    if (!seen?.found) {
+      if (status.id !== id)
+        throw new Stop(
+          { state: 'stalled', reason: 'AdoptionFailed', message: `${ID_ANNOTATION}: ${id} does not exist` },
+          {},
         );
-        created = true;
+      // Deleted behind our back: put it back.
+      await this.patchMeta(obj, {
+        annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString(), [ID_ANNOTATION]: null },
+      });
+      const remote = await this.create(obj, want);
+      this.o.events.record(
+        obj,
+        'Warning',
+        'Recreated',
+        `${id} was deleted outside the cluster; created ${remote.id}`,
+      );
+      return remote;
+    }
+    const marker = decodeMetadata(seen.remote.metadata).owner;
+    if (marker && marker.cluster !== this.o.clusterId) {
+      throw new Stop(
+        {
+          state: 'stalled',
+          reason: 'OwnedElsewhere',
+          message: `${seen.remote.id} belongs to another installation (cluster ${marker.cluster}); not taking it over`,
+        },
+        {},
+      );
+    }
+    const adopting = status.id !== seen.remote.id;
+    const remote = await this.update(obj, seen.remote, want.desired, want.common);
+    await this.syncModules(obj, remote, want.desired, want.modules);
+    if (adopting) {
+      if (ann[ID_ANNOTATION] !== remote.id || ann[CREATE_PENDING_ANNOTATION]) {
         await this.patchMeta(obj, {
           annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
         });
-        this.o.events.record(
-          obj,
-          'Warning',
-          'Recreated',
-          `${currentId} was deleted outside the cluster; created ${remote.id}`,
-        );
       }
-      if (!created) {
-        const marker = decodeMetadata(remote.metadata).owner;
-        if (marker && marker.cluster !== this.o.clusterId) {
-          throw new Stop(
-            {
-              state: 'stalled',
-              reason: 'OwnedElsewhere',
-              message: `${remote.id} belongs to another installation (cluster ${marker.cluster}); not taking it over`,
-            },
-            {},
-          );
-        }
-        const adopting = status.id !== remote.id;
-        remote = await this.update(obj, remote, desired, common);
-        await this.syncModules(obj, remote, desired, modules);
-        if (adopting) {
-          if (ann[ID_ANNOTATION] !== remote.id || ann[CREATE_PENDING_ANNOTATION]) {
-            await this.patchMeta(obj, {
-              annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
-            });
-          }
-          if (!ann[CREATE_PENDING_ANNOTATION])
-            this.o.events.record(obj, 'Normal', 'Adopted', `adopted existing ${remote.id}`);
-        }
-      }
+      if (!ann[CREATE_PENDING_ANNOTATION])
+        this.o.events.record(obj, 'Normal', 'Adopted', `adopted existing ${remote.id}`);
     }
+    return remote;
+  }
 
-    await this.writeStatus(
-      obj,
-      {
-        id: remote.id,
-        uri: remote.uri,
-        createdAt: remote.created_at,
-        ...(this.b.statusOf?.(remote, desired) ?? {}),
-        ...(this.b.modules?.some((m) => m.secretPaths) ? { secretDigests: this.digests(modules) } : {}),
-      },
-      { state: 'ready', reason: 'Synced', message: `${this.b.kind} ${remote.id} is in sync` },
+  /** One API create with the modules inline, then the id recorded (the create-pending mark goes). */
+  private async create(obj: KubeObject, want: Wanted): Promise<Remote> {
+    const remote = await this.call(`create ${this.b.kind}`, () =>
+      this.b.api.create(this.o.api, { ...want.desired, ...want.common, ...this.inline(want.modules) }),
     );
-    this.remember(key, startEpoch, {
-      at: Date.now(),
-      generation: gen,
-      id: remote.id,
-      digests: this.digests(modules),
-      status: obj.status,
+    await this.patchMeta(obj, {
+      annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
     });
-    this.touched.set(key, Date.now());
-    // the next look comes with the kind's next bulk observation
-    return {};
+    return remote;
   }
 
   /** Puts right whatever differs and can be changed in place; stalls on what cannot. */
