@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 // Client-side token bucket. The public API allows about 120 requests per minute per
 // account; the default (1.8/s, burst 12) keeps any 60-second window at or below 120.
 
@@ -10,8 +11,18 @@ export interface RateLimiterOptions {
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** Work a user caused goes first; background observation takes what is left. */
-export type Priority = 'high' | 'low';
+/**
+ * Order of service: `urgent` (a change to something that exists: an edit, a delete), then
+ * `high` (other work a user caused: creates), then `low` (background observation).
+ */
+export type Priority = 'urgent' | 'high' | 'low';
+export const PRIORITIES: readonly Priority[] = ['urgent', 'high', 'low'];
+
+const context = new AsyncLocalStorage<Priority>();
+/** Runs `fn` with every API call it makes at `priority` (the engine knows why it calls; the client need not). */
+export const withPriority = <T>(priority: Priority, fn: () => Promise<T>): Promise<T> =>
+  context.run(priority, fn);
+const currentPriority = () => context.getStore();
 
 export class TokenBucket {
   readonly ratePerMs: number;
@@ -21,6 +32,7 @@ export class TokenBucket {
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly waiters: Record<Priority, { release: () => void; since: number }[]> = {
+    urgent: [],
     high: [],
     low: [],
   };
@@ -28,7 +40,7 @@ export class TokenBucket {
   /** Total milliseconds callers waited; exported as a metric. */
   waitedMs = 0;
   /** The same, by priority. */
-  readonly waitedByPriority: Record<Priority, number> = { high: 0, low: 0 };
+  readonly waitedByPriority: Record<Priority, number> = { urgent: 0, high: 0, low: 0 };
 
   constructor(opts: RateLimiterOptions) {
     const burst = opts.burstFraction ?? 0.1;
@@ -44,14 +56,18 @@ export class TokenBucket {
 
   /** Callers waiting, by priority. */
   get queued(): Record<Priority, number> {
-    return { high: this.waiters.high.length, low: this.waiters.low.length };
+    return {
+      urgent: this.waiters.urgent.length,
+      high: this.waiters.high.length,
+      low: this.waiters.low.length,
+    };
   }
 
   /**
    * Resolves when a request may be sent. High-priority callers are served first, each
    * priority in order of arrival: a user's edit never queues behind drift observation.
    */
-  take(priority: Priority = 'high'): Promise<void> {
+  take(priority: Priority = currentPriority() ?? 'high'): Promise<void> {
     if (this.capacity === Infinity) return Promise.resolve();
     return new Promise((release) => {
       this.waiters[priority].push({ release, since: this.now() });
@@ -64,11 +80,7 @@ export class TokenBucket {
     this.pumping = true;
     try {
       for (;;) {
-        const priority: Priority | undefined = this.waiters.high.length
-          ? 'high'
-          : this.waiters.low.length
-            ? 'low'
-            : undefined;
+        const priority = PRIORITIES.find((p) => this.waiters[p].length);
         if (!priority) return;
         const now = this.now();
         this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);

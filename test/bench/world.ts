@@ -1,6 +1,6 @@
 // A benchmark's world: the local control plane (its own directory), CRDs, an emulator.
 import { join } from 'node:path';
-import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import { clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
@@ -15,13 +15,13 @@ export interface BenchWorld {
   close(): Promise<void>;
 }
 
-export async function benchWorld(prefix: string): Promise<BenchWorld> {
+export async function benchWorld(prefix: string, emulator: EmulatorOptions = {}): Promise<BenchWorld> {
   const clusterDir = process.env.E2E_KUBECONFIG ? undefined : join(REPO_ROOT, '.cache', 'bench-cluster');
   const kubeconfig =
     process.env.E2E_KUBECONFIG ?? (await clusterUp({ dir: clusterDir, log: () => {} })).kubeconfig;
   const kube = new Kube(loadKubeConfig(kubeconfig));
   await apply(kube, readManifests(join(REPO_ROOT, 'crds')));
-  const emu = await startEmulator({});
+  const emu = await startEmulator(emulator);
   const ns = `${prefix}-${Date.now().toString(36)}`;
   await kube.create({ group: '', version: 'v1', plural: 'namespaces' }, undefined, {
     metadata: { name: ns },

@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { ApiError, isNotFound, isRetryable } from '../../api/errors.ts';
+import { type Priority, withPriority } from '../../api/rate-limiter.ts';
 import type { AnyBinding, Common } from './binding.ts';
 import { type Condition, conditionsFor, type Phase } from './conditions.ts';
 import {
@@ -94,6 +95,17 @@ interface Memo {
   digests?: Record<string, string>;
   /** The status as this process last wrote or found it: anything else was written by someone else. */
   status?: unknown;
+  /** The object's resourceVersion after that. */
+  resourceVersion?: string;
+}
+
+/**
+ * resourceVersion a is older than b. Kubernetes calls them opaque, but every API server
+ * backed by etcd hands out increasing integers; anything else is never called older.
+ */
+function olderThan(a: string | undefined, b: string | undefined): boolean {
+  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
+  return BigInt(a) < BigInt(b);
 }
 
 /** A failure the engine turns into a condition, with or without a retry. */
@@ -139,6 +151,11 @@ export class Engine {
     if ((this.epoch.get(key) ?? 0) === startEpoch) this.memo.set(key, value);
   }
 
+  /** A write to the remote resource finished: bulk observations that began before it are stale for it. */
+  private wrote(obj: KubeObject): void {
+    this.touched.set(`${obj.metadata.namespace}/${obj.metadata.name}`, Date.now());
+  }
+
   /** Drops what is kept for an object that is gone. */
   drop(key: string): void {
     this.memo.delete(key);
@@ -156,7 +173,17 @@ export class Engine {
       return {};
     }
     try {
-      return obj.metadata.deletionTimestamp ? await this.finalize(obj) : await this.sync(obj, startEpoch);
+      // Why this reconcile calls the API decides its place in the budget: a change to a
+      // resource that exists (an edit, a delete) before creates, both before observation.
+      const status = obj.status as Status | undefined;
+      const priority: Priority =
+        obj.metadata.deletionTimestamp ||
+        (status?.id && status.observedGeneration !== obj.metadata.generation)
+          ? 'urgent'
+          : 'high';
+      return await withPriority(priority, () =>
+        obj.metadata.deletionTimestamp ? this.finalize(obj) : this.sync(obj, startEpoch),
+      );
     } catch (err) {
       if (err instanceof Stop) {
         // Throttled while only looking (nothing the user changed is pending): the object
@@ -176,6 +203,7 @@ export class Engine {
             generation: obj.metadata.generation,
             stalled: true,
             status: obj.status,
+            resourceVersion: obj.metadata.resourceVersion,
           });
         if (err.phase.state === 'stalled')
           this.o.events.record(obj, 'Warning', err.phase.reason, err.phase.message);
@@ -252,8 +280,8 @@ export class Engine {
       id: remote.id,
       digests: this.digests(want.modules),
       status: obj.status,
+      resourceVersion: obj.metadata.resourceVersion,
     });
-    this.touched.set(key, Date.now());
     // the next look comes with the kind's next bulk observation
     return {};
   }
@@ -265,13 +293,12 @@ export class Engine {
    */
   private unchanged(key: string, obj: KubeObject, observer: RemoteObserver): boolean {
     const memo = this.memo.get(key);
-    return (
-      !!memo &&
-      memo.generation === obj.metadata.generation &&
-      isDeepStrictEqual(memo.status, obj.status) &&
-      !(observer.since !== undefined && observer.since > memo.at) &&
-      !this.due(key)
-    );
+    if (!memo || memo.generation !== obj.metadata.generation) return false;
+    if (observer.since !== undefined && observer.since > memo.at) return false;
+    if (this.due(key)) return false;
+    // the cache has not caught up with this process's own last write yet: its event follows
+    if (olderThan(obj.metadata.resourceVersion, memo.resourceVersion)) return true;
+    return isDeepStrictEqual(memo.status, obj.status);
   }
 
   /**
@@ -475,6 +502,7 @@ export class Engine {
     const remote = await this.call(`create ${this.b.kind}`, () =>
       this.b.api.create(this.o.api, { ...want.desired, ...want.common, ...this.inline(want.modules) }),
     );
+    this.wrote(obj);
     await this.patchMeta(obj, {
       annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
     });
@@ -508,6 +536,7 @@ export class Engine {
     const updated = await this.call(`update ${remote.id}`, () =>
       this.b.api.update(this.o.api, remote.id, patch, desired),
     );
+    this.wrote(obj);
     const drift = (obj.status as Status | undefined)?.observedGeneration === obj.metadata.generation;
     this.o.events.record(
       obj,
@@ -576,6 +605,7 @@ export class Engine {
         changed.push(m.name);
       }
     }
+    if (changed.length) this.wrote(obj);
     if (changed.length)
       this.o.events.record(
         obj,

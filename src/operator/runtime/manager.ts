@@ -2,6 +2,7 @@
 // answers the probes; drains in-flight reconciles on shutdown.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
+import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
 import { GROUP, INSTANCE_LABEL, VERSION } from './constants.ts';
 import { Engine } from './engine.ts';
@@ -74,7 +75,7 @@ export class Manager {
         o.metrics.apiLimiterWait.set(o.api.transport.limiter.waitedMs / 1000);
         o.metrics.secretDataCached.set(this.secrets?.cachedData ?? 0);
         const limiter = o.api.transport.limiter;
-        for (const p of ['high', 'low'] as const) {
+        for (const p of PRIORITIES) {
           o.metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
           o.metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
         }
@@ -236,6 +237,8 @@ export class Manager {
     );
     for (const c of this.controllers.values()) {
       for (let i = 0; i < this.o.concurrency; i++) this.workers.push(this.work(c, all));
+      // one more worker for edits and deletes of existing objects only
+      this.workers.push(this.work(c, all, true));
       void all.then(() => this.observeLoop(c));
     }
     this.started = true;
@@ -314,7 +317,12 @@ export class Manager {
       for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
         this.controllers.get(r.kind)?.queue.add(`${ns}/${r.name}`);
     } else {
-      c.queue.add(key);
+      // an edit or a delete of something that exists goes before creates and observation
+      const changed =
+        type === 'update' &&
+        (obj.metadata.generation !== old?.metadata.generation ||
+          (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp));
+      c.queue.add(key, changed && (obj.status as { id?: string } | undefined)?.id ? 'urgent' : 'high');
     }
     // objects referencing this one react to it getting (or losing) an id
     const idChanged =
@@ -346,11 +354,11 @@ export class Manager {
     }
   }
 
-  private async work(c: Controller, synced: Promise<unknown>): Promise<void> {
+  private async work(c: Controller, synced: Promise<unknown>, onlyUrgent = false): Promise<void> {
     const name = c.binding.kind.toLowerCase();
     await synced;
     for (;;) {
-      const key = await c.queue.get();
+      const key = await c.queue.get(onlyUrgent);
       if (key === undefined) return;
       const end = this.o.metrics.reconcileTime.startTimer({ controller: name });
       this.o.metrics.activeWorkers.inc({ controller: name });

@@ -14,14 +14,14 @@ export interface QueueOptions {
   burst?: number;
 }
 
-/** Work a user caused (events) goes before background observation. */
-export type QueuePriority = 'high' | 'low';
+/** Changes to existing objects first, then other events (creates), then background observation. */
+export type QueuePriority = 'urgent' | 'high' | 'low';
+
+const RANK: Record<QueuePriority, number> = { urgent: 0, high: 1, low: 2 };
 
 export class WorkQueue<T = string> {
-  private readonly queue: T[] = [];
-  /** Waits behind every high-priority item (drift observation). */
-  private readonly low: T[] = [];
-  private readonly lowItems = new Set<T>();
+  private readonly queues: Record<QueuePriority, T[]> = { urgent: [], high: [], low: [] };
+  private readonly priorityOf = new Map<T, QueuePriority>();
   private readonly dirty = new Set<T>();
   private readonly processing = new Set<T>();
   private readonly waiting = new Map<T, { at: number; timer: NodeJS.Timeout }>();
@@ -29,6 +29,8 @@ export class WorkQueue<T = string> {
   private readonly addedAt = new Map<T, number>();
   private readonly startedAt = new Map<T, number>();
   private readonly getters: ((t: T | undefined) => void)[] = [];
+  /** Workers kept for urgent items: an edit never waits for a worker stuck behind creates. */
+  private readonly urgentGetters: ((t: T | undefined) => void)[] = [];
   private shuttingDown = false;
   private bucketTokens: number;
   private bucketLast = Date.now();
@@ -40,7 +42,7 @@ export class WorkQueue<T = string> {
   }
 
   get length(): number {
-    return this.queue.length + this.low.length;
+    return this.queues.urgent.length + this.queues.high.length + this.queues.low.length;
   }
   get inFlight(): number {
     return this.processing.size;
@@ -49,28 +51,33 @@ export class WorkQueue<T = string> {
   add(item: T, priority: QueuePriority = 'high'): void {
     if (this.shuttingDown) return;
     if (this.dirty.has(item)) {
-      // queued for observation and now wanted by a user's change: move it to the front
-      if (priority === 'high' && this.lowItems.delete(item)) {
-        this.low.splice(this.low.indexOf(item), 1);
-        this.queue.push(item);
+      // queued for observation and now wanted by a user's change: move it up
+      const was = this.priorityOf.get(item);
+      if (was && RANK[priority] < RANK[was]) {
+        const q = this.queues[was];
+        q.splice(q.indexOf(item), 1);
+        this.queues[priority].push(item);
+        this.priorityOf.set(item, priority);
       }
       return;
     }
     this.o.metrics?.queueAdds.inc({ name: this.o.name });
     this.dirty.add(item);
     if (!this.addedAt.has(item)) this.addedAt.set(item, Date.now());
-    if (this.processing.has(item)) return;
-    const g = this.getters.shift();
+    if (this.processing.has(item)) {
+      // processed again when done, at this priority
+      this.reAdd.set(item, priority);
+      return;
+    }
+    const g = (priority === 'urgent' ? this.urgentGetters.shift() : undefined) ?? this.getters.shift();
     if (g) {
       this.dirty.delete(item);
       this.begin(item);
       g(item);
       return;
     }
-    if (priority === 'low') {
-      this.low.push(item);
-      this.lowItems.add(item);
-    } else this.queue.push(item);
+    this.queues[priority].push(item);
+    this.priorityOf.set(item, priority);
     this.gauge();
   }
 
@@ -121,21 +128,22 @@ export class WorkQueue<T = string> {
     return this.failures.get(item) ?? 0;
   }
 
-  /** Waits for the next item; undefined once the queue shuts down. */
-  get(): Promise<T | undefined> {
-    let item = this.queue.shift();
-    if (item === undefined) {
-      item = this.low.shift();
-      if (item !== undefined) this.lowItems.delete(item);
-    }
+  private readonly reAdd = new Map<T, QueuePriority>();
+
+  /** Waits for the next item (only urgent ones with `onlyUrgent`); undefined once the queue shuts down. */
+  get(onlyUrgent = false): Promise<T | undefined> {
+    const item = onlyUrgent
+      ? this.queues.urgent.shift()
+      : (this.queues.urgent.shift() ?? this.queues.high.shift() ?? this.queues.low.shift());
     if (item !== undefined) {
+      this.priorityOf.delete(item);
       this.dirty.delete(item);
       this.begin(item);
       this.gauge();
       return Promise.resolve(item);
     }
     if (this.shuttingDown) return Promise.resolve(undefined);
-    return new Promise((resolve) => this.getters.push(resolve));
+    return new Promise((resolve) => (onlyUrgent ? this.urgentGetters : this.getters).push(resolve));
   }
 
   done(item: T): void {
@@ -145,7 +153,9 @@ export class WorkQueue<T = string> {
     this.startedAt.delete(item);
     if (this.dirty.has(item)) {
       this.dirty.delete(item);
-      this.add(item);
+      const p = this.reAdd.get(item) ?? 'high';
+      this.reAdd.delete(item);
+      this.add(item, p);
     }
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
   }
@@ -157,7 +167,7 @@ export class WorkQueue<T = string> {
     this.shuttingDown = true;
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     this.waiting.clear();
-    for (const g of this.getters.splice(0)) g(undefined);
+    for (const g of [...this.getters.splice(0), ...this.urgentGetters.splice(0)]) g(undefined);
     if (this.processing.size === 0) return true;
     return new Promise((resolve) => {
       const t = setTimeout(() => resolve(false), drainMs);
