@@ -3,6 +3,7 @@
 // writes needed, 429s, how fast a user's spec edit reaches the API while thousands of
 // objects converge or are observed, and the idle cost of observation per resync period.
 // Usage: npm run bench:budget -- --n 1000 [--rate-limit 120] [--resync 2m] [--idle-periods 1.5]
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
