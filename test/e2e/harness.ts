@@ -1,7 +1,7 @@
 // The e2e world: the API server the global setup provides, an emulator, a namespace.
 import { inject } from 'vitest';
 import { createClient, type EdgeClient } from '../../src/api/client.ts';
-import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import {
   freePort,
@@ -51,9 +51,9 @@ export interface World {
   close(): Promise<void>;
 }
 
-export async function world(prefix: string): Promise<World> {
+export async function world(prefix: string, emulator: EmulatorOptions = {}): Promise<World> {
   const kube = new Kube(loadKubeConfig(kubeconfig));
-  const emu = await startEmulator({});
+  const emu = await startEmulator(emulator);
   const api = createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });
   const ns = `${prefix}-${Date.now().toString(36)}`;
   await kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
