@@ -58,6 +58,13 @@ export function createMetrics() {
       buckets,
       registers: r,
     }),
+    queueWait: new Histogram({
+      name: 'edge_operator_queue_wait_seconds',
+      help: 'How long an object waited in its queue, by priority (urgent: edits and deletes; high: creates and events; low: observation)',
+      labelNames: ['name', 'priority'],
+      buckets,
+      registers: r,
+    }),
     workDuration: new Histogram({
       name: 'workqueue_work_duration_seconds',
       help: 'How long in seconds processing an item from workqueue takes',

@@ -72,7 +72,7 @@ export class WorkQueue<T = string> {
     const g = (priority === 'urgent' ? this.urgentGetters.shift() : undefined) ?? this.getters.shift();
     if (g) {
       this.dirty.delete(item);
-      this.begin(item);
+      this.begin(item, priority);
       g(item);
       return;
     }
@@ -136,9 +136,10 @@ export class WorkQueue<T = string> {
       ? this.queues.urgent.shift()
       : (this.queues.urgent.shift() ?? this.queues.high.shift() ?? this.queues.low.shift());
     if (item !== undefined) {
+      const priority = this.priorityOf.get(item);
       this.priorityOf.delete(item);
       this.dirty.delete(item);
-      this.begin(item);
+      this.begin(item, priority);
       this.gauge();
       return Promise.resolve(item);
     }
@@ -178,12 +179,15 @@ export class WorkQueue<T = string> {
     });
   }
 
-  private begin(item: T): void {
+  private begin(item: T, priority: QueuePriority = 'high'): void {
     this.processing.add(item);
     this.startedAt.set(item, Date.now());
     const a = this.addedAt.get(item);
-    if (a !== undefined)
-      this.o.metrics?.queueDuration.observe({ name: this.o.name }, (Date.now() - a) / 1000);
+    if (a !== undefined) {
+      const s = (Date.now() - a) / 1000;
+      this.o.metrics?.queueDuration.observe({ name: this.o.name }, s);
+      this.o.metrics?.queueWait.observe({ name: this.o.name, priority }, s);
+    }
     this.addedAt.delete(item);
   }
 
