@@ -11,14 +11,12 @@ import { parseArgs } from 'node:util';
 import {
   allReady,
   createAll,
-  listAll,
   metrics,
   mixedObjects,
   pluralOf,
   res,
   startOperator,
   sumMetric,
-  waitAll,
 } from './lib.ts';
 import { benchWorld } from './world.ts';
 
