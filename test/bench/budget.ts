@@ -121,9 +121,10 @@ try {
   const listsPerPeriod = idleLists / periods;
   const q = (xs: number[], p: number) =>
     Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0);
-  const kubeWrites = sumMetric(m1, 'rest_client_requests_total', (l) =>
-    /method="(POST|PATCH|PUT|DELETE)"/.test(l),
-  );
+  // writes to the objects themselves: Events are counted apart
+  const kubeWrites =
+    -sumMetric(m1, 'edge_operator_events_total') +
+    sumMetric(m1, 'rest_client_requests_total', (l) => /method="(POST|PATCH|PUT|DELETE)"/.test(l));
   // observation costs one request per page of a kind: with half the budget kept for writes,
   // the largest N kept in sync at the default 10-minute resync
   const budgetPer10m = RATE * 10;

@@ -60,6 +60,9 @@ export interface Outcome {
 }
 
 const METADATA_MAX = 4096;
+/** Waits shorter than this are not written to a new object's status. */
+const QUIET_WAIT_MS = 5000;
+const WAITS = new Set(['WaitingForReference', 'WaitingForSecret']);
 const SLOW_RETRY_MS = 5 * 60_000;
 
 type Status = Record<string, unknown> & {
@@ -156,8 +159,12 @@ export class Engine {
     this.touched.set(`${obj.metadata.namespace}/${obj.metadata.name}`, Date.now());
   }
 
+  /** When a new object began waiting for a reference or a Secret, until it says so in status. */
+  private readonly waitingSince = new Map<string, number>();
+
   /** Drops what is kept for an object that is gone. */
   drop(key: string): void {
+    this.waitingSince.delete(key);
     this.memo.delete(key);
     this.touched.delete(key);
     this.epoch.delete(key);
@@ -195,6 +202,16 @@ export class Engine {
           st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
         )
           return err.outcome;
+        // A new object waiting for a reference or a Secret that is on its way (applied in
+        // the same breath) says so only if the wait lasts: most waits end within a second,
+        // and each status write is a Kubernetes write.
+        if (WAITS.has(err.phase.reason) && !(obj.status as Status | undefined)?.conditions) {
+          const since = this.waitingSince.get(key) ?? Date.now();
+          this.waitingSince.set(key, since);
+          const left = QUIET_WAIT_MS - (Date.now() - since);
+          if (left > 0) return { requeueAfterMs: left };
+        }
+        this.waitingSince.delete(key);
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
         await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
@@ -282,6 +299,7 @@ export class Engine {
       status: obj.status,
       resourceVersion: obj.metadata.resourceVersion,
     });
+    this.waitingSince.delete(key);
     // the next look comes with the kind's next bulk observation
     return {};
   }

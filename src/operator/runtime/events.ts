@@ -18,6 +18,9 @@ export class EventRecorder {
     this.windowMs = windowMs;
   }
 
+  /** Events sent to the API server (Kubernetes writes that are not the objects'). */
+  onRecord?: (reason: string) => void;
+
   record(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const key = `${obj.metadata.uid}|${reason}|${message}`;
     const now = Date.now();
@@ -26,6 +29,7 @@ export class EventRecorder {
     this.recent.set(key, now);
     if (this.recent.size > 10_000)
       for (const [k, t] of this.recent) if (now - t > this.windowMs) this.recent.delete(k);
+    this.onRecord?.(reason);
     const ts = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
     const ns = obj.metadata.namespace ?? 'default';
     void this.kube

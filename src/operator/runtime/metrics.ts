@@ -129,6 +129,12 @@ export function createMetrics() {
       labelNames: ['kind'],
       registers: r,
     }),
+    eventsRecorded: new Counter({
+      name: 'edge_operator_events_total',
+      help: 'Kubernetes Events recorded, by reason (repeats within 5 minutes are dropped, not counted)',
+      labelNames: ['reason'],
+      registers: r,
+    }),
     observations: new Counter({
       name: 'edge_operator_observations_total',
       help: 'Bulk observations (one paged list of a kind), by kind and result',
