@@ -3,10 +3,6 @@
 // writes needed, 429s, how fast a user's spec edit reaches the API while thousands of
 // objects converge or are observed, and the idle cost of observation per resync period.
 // Usage: npm run bench:budget -- --n 1000 [--rate-limit 120] [--resync 2m] [--idle-periods 1.5]
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import {
   allReady,
@@ -18,6 +14,7 @@ import {
   startOperator,
   sumMetric,
 } from './lib.ts';
+import { commit, machine, writeResult } from './report.ts';
 import { benchWorld } from './world.ts';
 
 const { values } = parseArgs({
@@ -130,13 +127,8 @@ try {
   const budgetPer10m = RATE * 10;
   const result = {
     date: new Date().toISOString(),
-    commit: execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim(),
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model,
-      memory_gib: Math.round(totalmem() / 2 ** 30),
-      node: process.version,
-    },
+    commit: commit(),
+    machine: machine(),
     n: N,
     rate_limit_per_minute: RATE,
     resync: values.resync,
@@ -179,10 +171,7 @@ try {
     },
     kinds: [...new Set(objs.map((o) => pluralOf(o.kind!)))].length,
   };
-  const out = join(import.meta.dirname, 'results');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, `budget-${N}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(JSON.stringify(result, null, 2));
+  writeResult(`budget-${N}`, result);
 } finally {
   await w.close();
 }

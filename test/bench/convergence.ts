@@ -2,9 +2,6 @@
 // control plane and the emulator, compared with a plain loop doing the minimal work per
 // object (one API create, the finalizer patch, the status patch) at the same concurrency.
 // Usage: npm run bench:convergence -- --n 1000 [--idle-seconds 60] [--resync 20s]
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { FINALIZER } from '../../src/operator/kinds/crd-schema.ts';
 import {
@@ -21,6 +18,7 @@ import {
   sumMetric,
   waitAll,
 } from './lib.ts';
+import { commit, machine, writeResult } from './report.ts';
 import { benchWorld } from './world.ts';
 
 const { values } = parseArgs({
@@ -145,12 +143,8 @@ try {
 
   const result = {
     date: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model,
-      memory_gib: Math.round(totalmem() / 2 ** 30),
-      node: process.version,
-    },
+    commit: commit(),
+    machine: machine(),
     n: N,
     concurrency: CONCURRENCY,
     operator_seconds: Number((operatorMs / 1000).toFixed(1)),
@@ -179,10 +173,7 @@ try {
     },
     converge_wait_seconds: Number((convergeMs / 1000).toFixed(1)),
   };
-  const out = join(import.meta.dirname, 'results');
-  mkdirSync(out, { recursive: true });
-  writeFileSync(join(out, `convergence-${N}.json`), `${JSON.stringify(result, null, 2)}\n`);
-  console.log(JSON.stringify(result, null, 2));
+  writeResult(`convergence-${N}`, result);
 } finally {
   await api.close();
   await w.close();

@@ -3,10 +3,10 @@
 // Usage: npm run bench:emulator [-- --seconds 5 --concurrency 64]
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Pool } from 'undici';
+import { machine } from './report.ts';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '64' } },
@@ -87,12 +87,7 @@ try {
   const baseline = await load(bare.url, '/ip_policies/ipp_x');
   const result = {
     date: new Date().toISOString(),
-    machine: {
-      cpus: cpus().length,
-      cpu: cpus()[0]?.model,
-      memory_gib: Math.round(totalmem() / 2 ** 30),
-      node: process.version,
-    },
+    machine: machine(),
     seconds: SECONDS,
     concurrency: CONCURRENCY,
     emulator,

@@ -1,0 +1,29 @@
+// What every benchmark result says about where it ran, and where results are written.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+
+export const machine = () => ({
+  cpus: cpus().length,
+  cpu: cpus()[0]?.model,
+  memory_gib: Math.round(totalmem() / 2 ** 30),
+  node: process.version,
+});
+
+export const commit = () => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return undefined;
+  }
+};
+
+/** Writes test/bench/results/<name>.json and prints it. */
+export function writeResult(name: string, result: object): void {
+  const out = join(import.meta.dirname, 'results');
+  mkdirSync(out, { recursive: true });
+  const text = `${JSON.stringify(result, null, 2)}\n`;
+  writeFileSync(join(out, `${name}.json`), text);
+  process.stdout.write(text);
+}
