@@ -188,6 +188,15 @@ describe.skipIf(!!skipReason)('all kinds from deploy/examples', () => {
     expect(saml.entityID).toBe(saml.metadataURL);
     expect(saml.assertionConsumerServiceURL).toMatch(/\/acs$/);
     expect(saml.requestSigningCertificatePEM).toContain('BEGIN CERTIFICATE');
+
+    // SAML removed: its values leave status too (Ready must not show stale service-provider URLs)
+    await w.kube.patch(ROUTES, w.ns, 'sso', { spec: { saml: null } });
+    const after = await waitFor('sso in sync without SAML', async () => {
+      const x = await w.kube.get(ROUTES, w.ns, 'sso');
+      return ready(x) && x.status?.observedGeneration === x.metadata.generation ? x : undefined;
+    });
+    expect(after.status?.saml).toBeUndefined();
+    expect(after.status?.id).toBe(o.status?.id);
   });
 
   it('puts back a module changed behind its back', async () => {

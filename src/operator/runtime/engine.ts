@@ -501,8 +501,12 @@ export class Engine {
       );
     }
     const adopting = status.id !== seen.remote.id;
-    const remote = await this.update(obj, seen.remote, want.desired, want.common);
-    await this.syncModules(obj, remote, want.desired, want.modules);
+    const remote = await this.syncModules(
+      obj,
+      await this.update(obj, seen.remote, want.desired, want.common),
+      want.desired,
+      want.modules,
+    );
     if (adopting) {
       if (ann[ID_ANNOTATION] !== remote.id || ann[CREATE_PENDING_ANNOTATION]) {
         await this.patchMeta(obj, {
@@ -579,13 +583,14 @@ export class Engine {
     return out;
   }
 
-  /** PUTs the modules that differ, DELETEs the ones the spec dropped, touches nothing else. */
+  /** PUTs the modules that differ, DELETEs the ones the spec dropped; returns the resource as it now is. */
   private async syncModules(
     obj: KubeObject,
-    remote: Record<string, unknown> & { id: string },
+    remote: Remote,
     desired: Record<string, unknown>,
     modules: Map<string, Record<string, unknown> | null>,
-  ) {
+  ): Promise<Remote> {
+    const now: Remote = { ...remote };
     const status = (obj.status ?? {}) as Status & { secretDigests?: Record<string, string> };
     const applied =
       this.memo.get(`${obj.metadata.namespace}/${obj.metadata.name}`)?.digests ?? status.secretDigests;
@@ -598,6 +603,7 @@ export class Engine {
           await this.call(`delete module ${m.name} of ${remote.id}`, () =>
             m.delete(this.o.api, remote.id, desired),
           );
+          now[m.name] = null;
           changed.push(`-${m.name}`);
         }
         continue;
@@ -617,9 +623,10 @@ export class Engine {
         covers(withoutSecrets(want, m.secretPaths), withoutSecrets(outputToInput(have), m.secretPaths)) &&
         sameSecrets;
       if (!same) {
-        await this.call(`put module ${m.name} of ${remote.id}`, () =>
+        const put = await this.call(`put module ${m.name} of ${remote.id}`, () =>
           m.put(this.o.api, remote.id, want, desired),
         );
+        if (put && typeof put === 'object') now[m.name] = put;
         changed.push(m.name);
       }
     }
@@ -631,6 +638,7 @@ export class Engine {
         'ModulesUpdated',
         `applied modules of ${remote.id}: ${changed.join(', ')}`,
       );
+    return now;
   }
 
   /**
@@ -728,16 +736,27 @@ export class Engine {
     obj.metadata = updated.metadata;
   }
 
+  /**
+   * In sync, the status is what the kind reports now: a key it no longer reports (a
+   * route's SAML URLs after SAML is removed) goes. Otherwise (waiting, stalled) only the
+   * conditions change: what was last known of the remote resource stays.
+   */
   private async writeStatus(obj: KubeObject, fields: Record<string, unknown>, phase: Phase): Promise<void> {
     const old = (obj.status ?? {}) as Status;
     const gen = obj.metadata.generation;
     const next: Status = {
-      ...old,
+      ...(phase.state === 'ready' ? {} : old),
       ...fields,
       observedGeneration: gen,
       conditions: conditionsFor(phase, gen, old.conditions),
     };
     if (isDeepStrictEqual(next, old)) return;
+    // a merge patch keeps keys it does not name: name the ones that go, as null
+    const gone = Object.fromEntries(
+      Object.keys(old)
+        .filter((k) => !(k in next))
+        .map((k) => [k, null]),
+    );
     this.o.log.info(
       {
         controller: this.name,
@@ -749,12 +768,12 @@ export class Engine {
       },
       'reconciled',
     );
-    // Status is replaced whole (merge patch of /status): conditions that no longer apply go away.
+    // conditions are a list: a merge patch replaces it whole, so conditions that no longer apply go
     const updated = await this.o.kube.patch(
       this.resource,
       obj.metadata.namespace,
       obj.metadata.name,
-      { status: { ...next, conditions: next.conditions } },
+      { status: { ...gone, ...next } },
       'merge',
       'status',
     );
