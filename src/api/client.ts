@@ -23,6 +23,8 @@ export interface ListOptions extends CallOptions {
   filter?: string;
   /** Budget priority of the page requests ('low': background observation). */
   priority?: Priority;
+  /** Called as each page is requested: what the page holds is as of this moment or later. */
+  onPage?: (requestedAt: number) => void;
 }
 
 type PathArgs<P extends string> = P extends `${string}{${string}}${infer Rest}`
@@ -96,6 +98,7 @@ function bindList(t: Transport, name: string, def: ListDef) {
           `${path}?limit=${limit}` +
           (opts.filter === undefined ? '' : `&filter=${encodeURIComponent(opts.filter)}`);
         while (next) {
+          opts.onPage?.(Date.now());
           const res = await t.request({
             operation: name,
             method: 'GET',

@@ -83,9 +83,8 @@ interface Wanted {
 /** What the API holds for an object, or that it holds nothing under the id. */
 type Observation = { found: true; remote: Remote } | { found: false };
 
-/** One way of observing remote resources: a single GET, or a bulk observation (`since` it began). */
+/** One way of observing remote resources: a single GET, or a bulk observation. */
 interface RemoteObserver {
-  since?: number;
   observe(id: string, desired: Record<string, unknown>): Promise<Observation>;
 }
 
@@ -274,8 +273,8 @@ export class Engine {
    */
   private async sync(obj: KubeObject, startEpoch: number): Promise<Outcome> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+    if (this.unchanged(key, obj)) return {};
     const observer = this.observerFor(key);
-    if (this.unchanged(key, obj, observer)) return {};
     const want = await this.wanted(obj);
     const id = await this.knownId(obj, want);
     const seen = id ? await observer.observe(id, want.desired) : undefined;
@@ -309,20 +308,29 @@ export class Engine {
    * newer observation: no work until the spec changes or the kind is observed again. A
    * status someone else wrote (a second installation, a person) is a change: put right at once.
    */
-  private unchanged(key: string, obj: KubeObject, observer: RemoteObserver): boolean {
+  private unchanged(key: string, obj: KubeObject): boolean {
     const memo = this.memo.get(key);
     if (!memo || memo.generation !== obj.metadata.generation) return false;
-    if (observer.since !== undefined && observer.since > memo.at) return false;
-    if (this.due(key)) return false;
     // the cache has not caught up with this process's own last write yet: its event follows
-    if (olderThan(obj.metadata.resourceVersion, memo.resourceVersion)) return true;
-    return isDeepStrictEqual(memo.status, obj.status);
+    const lagging = olderThan(obj.metadata.resourceVersion, memo.resourceVersion);
+    if (!lagging && !isDeepStrictEqual(memo.status, obj.status)) return false;
+    const snapshot = this.o.observer?.latest;
+    if (snapshot && snapshot.completedAt > memo.at) {
+      // a newer bulk observation: news for this object unless this process wrote the
+      // resource after its page (or, for a resource not listed, after the list) began
+      const touched = this.touched.get(key) ?? 0;
+      const listed = memo.id ? snapshot.items.get(memo.id) : undefined;
+      return !(listed ? listed.at > touched : snapshot.startedAt > touched);
+    }
+    // no observation since (lists failing, or a kind never listed): a GET once the resync is due
+    return !this.due(key);
   }
 
   /**
    * How this object's remote resource is observed: from the kind's bulk observation when
-   * it began after this process last wrote the resource (as good as a GET, and free), else
-   * by a GET. A resource missing from the list is confirmed by a GET before it is recreated.
+   * its page was requested after this process last wrote the resource (as good as a GET,
+   * and free), else by a GET. A resource missing from the list is confirmed by a GET
+   * before it is recreated.
    */
   private observerFor(key: string): RemoteObserver {
     const get: RemoteObserver = {
@@ -336,12 +344,15 @@ export class Engine {
       },
     };
     const snapshot = this.o.observer?.latest;
-    if (!snapshot || snapshot.startedAt <= (this.touched.get(key) ?? 0)) return get;
+    if (!snapshot) return get;
+    const touched = this.touched.get(key) ?? 0;
     return {
-      since: snapshot.startedAt,
       observe: async (id, desired) => {
-        const listed = snapshot.items.get(id) as Remote | undefined;
-        return listed ? { found: true, remote: listed } : get.observe(id, desired);
+        const listed = snapshot.items.get(id);
+        // listed on a page requested after this process's last write finished: current
+        return listed && listed.at > touched
+          ? { found: true, remote: listed.remote as Remote }
+          : get.observe(id, desired);
       },
     };
   }

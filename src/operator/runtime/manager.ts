@@ -177,7 +177,7 @@ export class Manager {
         observer: new Observer({
           kind: b.kind,
           // the whole account's resources of the kind, at low budget priority
-          list: () => b.api.list(this.o.api, {}, { priority: 'low' }),
+          list: (onPage) => b.api.list(this.o.api, {}, { priority: 'low', onPage }),
           log: this.o.log,
           metrics: this.o.metrics,
         }),

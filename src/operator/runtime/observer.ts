@@ -6,10 +6,16 @@ import type { Logger } from 'pino';
 import type { RemoteBase } from './binding.ts';
 import type { Metrics } from './metrics.ts';
 
+export interface Listed {
+  remote: RemoteBase & Record<string, unknown>;
+  /** When the page holding it was requested: a write that finished before is reflected. */
+  at: number;
+}
+
 export interface Snapshot {
-  /** When the list began: a resource changed by this process after that is not trusted from it. */
   startedAt: number;
-  items: ReadonlyMap<string, RemoteBase & Record<string, unknown>>;
+  completedAt: number;
+  items: ReadonlyMap<string, Listed>;
 }
 
 export class Observer {
@@ -17,7 +23,7 @@ export class Observer {
   private running?: Promise<Snapshot | undefined>;
   private readonly o: {
     kind: string;
-    list: () => AsyncIterable<RemoteBase>;
+    list: (onPage: (requestedAt: number) => void) => AsyncIterable<RemoteBase>;
     log: Logger;
     metrics?: Metrics;
   };
@@ -41,16 +47,21 @@ export class Observer {
 
   private async take(): Promise<Snapshot | undefined> {
     const startedAt = Date.now();
-    const items = new Map<string, RemoteBase & Record<string, unknown>>();
+    const items = new Map<string, Listed>();
+    // pages wait for low-priority budget, possibly for minutes: each item is as fresh as its page
+    let pageAt = startedAt;
     try {
-      for await (const r of this.o.list()) items.set(r.id, r as RemoteBase & Record<string, unknown>);
+      for await (const r of this.o.list((t) => {
+        pageAt = t;
+      }))
+        items.set(r.id, { remote: r as RemoteBase & Record<string, unknown>, at: pageAt });
     } catch (err) {
       // an incomplete list proves nothing about what is missing: keep the last one
       this.o.log.warn({ kind: this.o.kind, err: (err as Error).message }, 'bulk observation failed');
       this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'error' });
       return this.current;
     }
-    this.current = { startedAt, items };
+    this.current = { startedAt, completedAt: Date.now(), items };
     this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'success' });
     this.o.metrics?.observedResources.set({ kind: this.o.kind }, items.size);
     this.o.metrics?.observationSeconds.observe({ kind: this.o.kind }, (Date.now() - startedAt) / 1000);
