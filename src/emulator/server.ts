@@ -66,7 +66,10 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
-export const DEFAULT_API_KEY = 'emulator-key';
+import { DEFAULT_API_KEY } from './defaults.ts';
+
+export { DEFAULT_API_KEY };
+
 const MAX_CLOCK_ADVANCE_MS = 365 * 24 * 3_600_000;
 const MAX_CLOCK = Date.UTC(9999, 11, 31);
 const SUPPORTED_VERSION = '2';

@@ -3,16 +3,15 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { createClient } from '../api/client.ts';
-import { clusterUp, findBinaries, REPO_ROOT } from '../localcluster/cluster.ts';
 import { apply, readManifests } from './apply.ts';
 import { ConfigError, type OperatorConfig } from './config.ts';
 import { CRD_DIR } from './kinds/generate-crds.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, loadKubeConfig, whileTransient } from './runtime/kube.ts';
+import type { KubeTarget } from './runtime/kubeconfig.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
@@ -27,8 +26,8 @@ function kubeConfigured(cfg: OperatorConfig): boolean {
 }
 
 /** Where the operator would connect, for the start log and for refusals. */
-function describeCluster(kc: KubeConfig): { server: string; context: string } {
-  return { server: kc.getCurrentCluster()?.server ?? '?', context: kc.getCurrentContext() || '(in-cluster)' };
+function describeCluster(kc: KubeTarget): { server: string; context: string } {
+  return { server: kc.server, context: kc.context };
 }
 
 export async function runOperator(
@@ -72,7 +71,7 @@ async function startOperator(
     );
 
   // Which cluster.
-  let kc: KubeConfig | undefined;
+  let kc: KubeTarget | undefined;
   if (!cfg.local) {
     if (!kubeConfigured(cfg))
       throw new ConfigError(
@@ -99,7 +98,10 @@ async function startOperator(
   }
   if (!apiKey) throw new ConfigError('no API key: set EDGE_API_KEY, --api-key or --api-key-file');
 
-  if (cfg.local) {
+  // the local control plane's code (and its PKI library) is loaded only when it is used
+  const local = cfg.local ? await import('../localcluster/cluster.ts') : undefined;
+  if (local) {
+    const { clusterUp, findBinaries, REPO_ROOT } = local;
     if (cfg.kubeconfig) log.info({ ignored: cfg.kubeconfig }, '--local: not using the configured kubeconfig');
     if (!findBinaries() && !existsSync(join(REPO_ROOT, 'test/controlplane/build.sh'))) {
       throw new ConfigError(
@@ -115,7 +117,7 @@ async function startOperator(
   kube.onRequest = (verb, status) => metrics.kubeRequests.inc({ method: verb, code: String(status) });
   if (cfg.local) {
     await apply(kube, readManifests(CRD_DIR));
-    const examples = cfg.examples ?? join(REPO_ROOT, 'deploy', 'examples');
+    const examples = cfg.examples ?? join(local!.REPO_ROOT, 'deploy', 'examples');
     if (existsSync(examples)) {
       await apply(kube, readManifests(examples));
       log.info({ examples }, 'applied example manifests');

@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { clusterDown, clusterUp } from '../../localcluster/cluster.ts';
 
 export function clusterCommand(): Command {
   const cmd = new Command('cluster').description(
@@ -10,6 +9,8 @@ export function clusterCommand(): Command {
     .description('start (or reuse) the local control plane and print its kubeconfig path')
     .option('--dir <dir>', 'state directory (default: .cache/cluster in the repository)')
     .action(async (o) => {
+      // loaded when used: the operator and the other commands do not carry the control plane's code
+      const { clusterUp } = await import('../../localcluster/cluster.ts');
       const s = await clusterUp({ dir: o.dir });
       process.stdout.write(`${s.kubeconfig}\n`);
       process.stderr.write(`  export KUBECONFIG=${s.kubeconfig}\n`);
@@ -19,6 +20,7 @@ export function clusterCommand(): Command {
     .description('stop the local control plane and remove its state')
     .option('--dir <dir>', 'state directory')
     .action(async (o) => {
+      const { clusterDown } = await import('../../localcluster/cluster.ts');
       await clusterDown({ dir: o.dir });
     });
   return cmd;

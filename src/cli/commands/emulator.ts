@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { AgentsFile } from '../../emulator/agents.ts';
-import { type ApiKey, DEFAULT_API_KEY, KeysFile, startEmulator } from '../../emulator/server.ts';
+import { DEFAULT_API_KEY } from '../../emulator/defaults.ts';
+import type { ApiKey } from '../../emulator/server.ts';
 import { CliError, EXIT } from '../io.ts';
 
 /** KEY, KEY:OWNER or KEY:OWNER:admin */
@@ -54,6 +54,9 @@ export function emulatorCommand(): Command {
     .option('--faults <json>', 'fault injection as JSON, e.g. {"errorRate":0.2,"seed":7}')
     .option('--log', 'log every request (JSON)')
     .action(async (o) => {
+      // loaded when used: the operator and the other commands do not carry the server's code
+      const { AgentsFile } = await import('../../emulator/agents.ts');
+      const { KeysFile, startEmulator } = await import('../../emulator/server.ts');
       const port = Number(o.port);
       if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
         throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);

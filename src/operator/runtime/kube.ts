@@ -1,10 +1,12 @@
-// A small Kubernetes REST client: client-node loads the kubeconfig (in-cluster, KUBECONFIG,
-// ~/.kube/config) and authenticates each request; we send the requests ourselves so that
-// patch content types, subresources, watches and their failure modes are ours to control.
+// A small Kubernetes REST client over undici: the kubeconfig (kubeconfig.ts) says where
+// and how to authenticate; we send the requests ourselves so that patch content types,
+// subresources, watches and their failure modes are ours to control.
 import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
-import { HttpMethod, KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { fetch } from 'undici';
+import type { KubeTarget } from './kubeconfig.ts';
+
+export { loadKubeConfig } from './kubeconfig.ts';
 
 export interface ObjectMeta {
   name: string;
@@ -77,28 +79,19 @@ export const resourceUrl = (r: ResourcePath, namespace?: string, name?: string, 
     .filter(Boolean)
     .join('/');
 
-export function loadKubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  if (path) kc.loadFromFile(path);
-  else kc.loadFromDefault();
-  if (!kc.getCurrentCluster())
-    throw new Error('no Kubernetes cluster configured (kubeconfig has no current cluster)');
-  return kc;
-}
-
 export class Kube {
-  readonly kc: KubeConfig;
+  readonly target: KubeTarget;
   readonly server: string;
   /** Counts every request by verb and outcome; the manager exports it. */
   onRequest?: (verb: string, status: number) => void;
 
-  constructor(kc: KubeConfig) {
-    this.kc = kc;
-    this.server = kc.getCurrentCluster()!.server.replace(/\/$/, '');
+  constructor(target: KubeTarget) {
+    this.target = target;
+    this.server = target.server;
   }
 
   async request<T>(
-    method: keyof typeof HttpMethod,
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     path: string,
     opts: {
       body?: unknown;
@@ -111,17 +104,15 @@ export class Kube {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
-    const ctx = new RequestContext(url.toString(), HttpMethod[method]);
-    await this.kc.applySecurityAuthentication(ctx);
     const res = await fetch(url, {
       method,
       headers: {
-        ...ctx.getHeaders(),
+        ...(await this.target.headers()),
         accept: opts.accept ?? 'application/json',
         ...(opts.body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
       },
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      dispatcher: ctx.getDispatcher() as never,
+      dispatcher: await this.target.dispatcher(),
       signal: opts.signal ?? AbortSignal.timeout(30_000),
     });
     const text = await res.text();
@@ -199,8 +190,6 @@ export class Kube {
     url.searchParams.set('allowWatchBookmarks', 'true');
     url.searchParams.set('resourceVersion', resourceVersion);
     url.searchParams.set('timeoutSeconds', String(opts.timeoutSeconds));
-    const ctx = new RequestContext(url.toString(), HttpMethod.GET);
-    await this.kc.applySecurityAuthentication(ctx);
     const local = new AbortController();
     const abort = () => local.abort(opts.signal.reason);
     opts.signal.addEventListener('abort', abort, { once: true });
@@ -213,8 +202,8 @@ export class Kube {
     try {
       poke();
       const res = await fetch(url, {
-        headers: { ...ctx.getHeaders(), ...(opts.accept ? { accept: opts.accept } : {}) },
-        dispatcher: ctx.getDispatcher() as never,
+        headers: { ...(await this.target.headers()), ...(opts.accept ? { accept: opts.accept } : {}) },
+        dispatcher: await this.target.dispatcher(),
         signal: local.signal,
       });
       this.onRequest?.('WATCH', res.status);
