@@ -23,8 +23,8 @@ export interface ListOptions extends CallOptions {
   filter?: string;
   /** Budget priority of the page requests ('low': background observation). */
   priority?: Priority;
-  /** Called as each page is requested: what the page holds is as of this moment or later. */
-  onPage?: (requestedAt: number) => void;
+  /** Called as each page request leaves (after waiting for budget): the page holds what was there then or later. */
+  onPage?: (sentAt: number) => void;
 }
 
 type PathArgs<P extends string> = P extends `${string}{${string}}${infer Rest}`
@@ -98,13 +98,13 @@ function bindList(t: Transport, name: string, def: ListDef) {
           `${path}?limit=${limit}` +
           (opts.filter === undefined ? '' : `&filter=${encodeURIComponent(opts.filter)}`);
         while (next) {
-          opts.onPage?.(Date.now());
           const res = await t.request({
             operation: name,
             method: 'GET',
             path: next,
             signal: opts.signal,
             priority: opts.priority,
+            onSend: opts.onPage && (() => opts.onPage?.(Date.now())),
           });
           const page = parseResponse(def.response, res.body, name) as Record<string, unknown> & {
             next_page_uri: string | null;

@@ -49,6 +49,8 @@ export interface RequestSpec {
   signal?: AbortSignal;
   /** Budget priority: 'low' for background observation, which waits behind everything else. */
   priority?: Priority;
+  /** Called as the request leaves (after waiting for budget), once per attempt. */
+  onSend?: () => void;
 }
 
 /** Network failures where the request provably never reached the server. */
@@ -140,6 +142,7 @@ export class Transport {
     const sleep = this.opts.sleep ?? defaultSleep;
     for (let attempt = 1; ; attempt++) {
       await this.limiter.take(spec.priority);
+      spec.onSend?.();
       const started = performance.now();
       const event = (status: number): CallEvent => ({
         operation: spec.operation,

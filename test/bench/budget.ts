@@ -34,6 +34,7 @@ const RESYNC_S = Number(/^(\d+)/.exec(values.resync!)![1]) * (values.resync!.end
 const PAGE = 100;
 const POLL_MS = N > 2000 ? 10_000 : 2000;
 
+const startedAtCommit = commit();
 const w = await benchWorld('budget', { rateLimitPerMinute: RATE });
 const counts = () => {
   const by: Record<string, number> = {};
@@ -68,7 +69,8 @@ try {
   let edits = 0;
   const editor = (async () => {
     while (editing) {
-      await new Promise((r) => setTimeout(r, Number(values['edit-every']) * 1000));
+      for (let s = 0; editing && s < Number(values['edit-every']); s++)
+        await new Promise((r) => setTimeout(r, 1000));
       if (!editing) break;
       const items = (await w.kube.list(res('ippolicies'), w.ns)).items.filter(
         (o) => o.status?.id as string | undefined,
@@ -127,7 +129,7 @@ try {
   const budgetPer10m = RATE * 10;
   const result = {
     date: new Date().toISOString(),
-    commit: commit(),
+    commit: startedAtCommit,
     machine: machine(),
     n: N,
     rate_limit_per_minute: RATE,

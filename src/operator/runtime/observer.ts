@@ -8,7 +8,7 @@ import type { Metrics } from './metrics.ts';
 
 export interface Listed {
   remote: RemoteBase & Record<string, unknown>;
-  /** When the page holding it was requested: a write that finished before is reflected. */
+  /** When the page holding it was sent (after waiting for budget): a write that finished before is reflected. */
   at: number;
 }
 
@@ -23,7 +23,7 @@ export class Observer {
   private running?: Promise<Snapshot | undefined>;
   private readonly o: {
     kind: string;
-    list: (onPage: (requestedAt: number) => void) => AsyncIterable<RemoteBase>;
+    list: (onPage: (sentAt: number) => void) => AsyncIterable<RemoteBase>;
     log: Logger;
     metrics?: Metrics;
   };
