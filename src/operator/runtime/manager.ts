@@ -258,12 +258,14 @@ export class Manager {
     const jitter = () => Math.round(this.o.resyncMs * (0.85 + Math.random() * 0.3));
     while (!this.stopping) {
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, jitter());
-        t.unref();
-        this.stopTimers.push(() => {
+        const wake = () => {
           clearTimeout(t);
+          this.stopTimers.delete(wake);
           resolve();
-        });
+        };
+        const t = setTimeout(wake, jitter());
+        t.unref();
+        this.stopTimers.add(wake);
       });
       if (this.stopping) return;
       if (!this.count(c)) continue;
@@ -271,7 +273,7 @@ export class Manager {
       for (const inf of c.informers) for (const key of inf.cache.keys()) c.queue.add(key, 'low');
     }
   }
-  private readonly stopTimers: (() => void)[] = [];
+  private readonly stopTimers = new Set<() => void>();
 
   /** Handlers only enqueue. */
   private onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
@@ -396,7 +398,7 @@ export class Manager {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    for (const t of this.stopTimers.splice(0)) t();
+    for (const wake of [...this.stopTimers]) wake();
     const drained = await Promise.all(
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.o.drainMs)),
     );
