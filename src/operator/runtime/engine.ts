@@ -328,7 +328,7 @@ export class Engine {
 
   /**
    * How this object's remote resource is observed: from the kind's bulk observation when
-   * its page was requested after this process last wrote the resource (as good as a GET,
+   * its page was sent after this process last wrote the resource (as good as a GET,
    * and free), else by a GET. A resource missing from the list is confirmed by a GET
    * before it is recreated.
    */
@@ -349,7 +349,7 @@ export class Engine {
     return {
       observe: async (id, desired) => {
         const listed = snapshot.items.get(id);
-        // listed on a page requested after this process's last write finished: current
+        // listed on a page sent after this process's last write finished: current
         return listed && listed.at > touched
           ? { found: true, remote: listed.remote as Remote }
           : get.observe(id, desired);
