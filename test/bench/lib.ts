@@ -164,7 +164,15 @@ export { unexpectedExits };
 /** Every line any operator started here printed (the secrets scan reads them). */
 export const operatorLogs = allOperatorLogs;
 
-export function startOperator(
+/** Operators this benchmark started: a benchmark stopped by a signal stops them too. */
+const children = new Set<OperatorChild>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const)
+  process.once(signal, () => {
+    for (const c of children) c.proc.kill('SIGKILL');
+    process.exit(130);
+  });
+
+export async function startOperator(
   emu: Emulator,
   kubeconfig: string,
   namespace: string,
@@ -172,7 +180,7 @@ export function startOperator(
   port: number,
   extra: string[] = [],
 ): Promise<OperatorChild> {
-  return startOperatorProcess({
+  const child = await startOperatorProcess({
     emu,
     kubeconfig,
     namespace,
@@ -180,6 +188,9 @@ export function startOperator(
     port,
     extra: ['--agent-metrics-interval', '0', ...extra],
   });
+  children.add(child);
+  child.proc.once('exit', () => children.delete(child));
+  return child;
 }
 
 export { metrics, sumMetric };

@@ -129,7 +129,11 @@ export async function startOperatorProcess(o: {
       if (proc.exitCode !== null) {
         throw new Fatal(`operator exited with code ${proc.exitCode}:\n${logs.slice(-10).join('\n')}`);
       }
-      return (await fetch(`http://127.0.0.1:${o.port}/healthz`)).ok;
+      // this process's own start line, so another process on a busy port is never taken for it
+      return (
+        logs.some((l) => l.includes('starting edge-operator')) &&
+        (await fetch(`http://127.0.0.1:${o.port}/healthz`)).ok
+      );
     },
     30_000,
   );
