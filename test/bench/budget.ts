@@ -3,6 +3,7 @@
 // writes needed, 429s, how fast a user's spec edit reaches the API while thousands of
 // objects converge or are observed, and the idle cost of observation per resync period.
 // Usage: npm run bench:budget -- --n 1000 [--rate-limit 120] [--resync 2m] [--idle-periods 1.5]
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import {
   allReady,
@@ -107,6 +108,7 @@ try {
   const idleS = (performance.now() - idleT0) / 1000;
   const idle = counts();
   const m2 = await metrics(op.metricsUrl);
+  if (process.env.EDGE_BENCH_DUMP) writeFileSync(process.env.EDGE_BENCH_DUMP, op.logs.join('\n'));
   await op.kill();
 
   const writes = sum(converged, (o, s) => /\.(create|update|put|delete)$/.test(o) && s.startsWith('2'));

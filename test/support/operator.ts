@@ -108,7 +108,11 @@ export async function startOperatorProcess(o: {
       ...(o.extra ?? []),
     ],
     {
-      env: { ...process.env, EDGE_API_KEY: o.emu.apiKey, LOG_LEVEL: o.logLevel ?? 'info' },
+      env: {
+        ...process.env,
+        EDGE_API_KEY: o.emu.apiKey,
+        LOG_LEVEL: process.env.EDGE_TEST_LOG_LEVEL ?? o.logLevel ?? 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

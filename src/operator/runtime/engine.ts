@@ -344,15 +344,28 @@ export class Engine {
       },
     };
     const snapshot = this.o.observer?.latest;
-    if (!snapshot) return get;
+    if (!snapshot) {
+      this.o.log.debug({ object: key }, 'observation: the kind has not been listed yet, reading it');
+      return get;
+    }
     const touched = this.touched.get(key) ?? 0;
     return {
       observe: async (id, desired) => {
         const listed = snapshot.items.get(id);
         // listed on a page sent after this process's last write finished: current
-        return listed && listed.at > touched
-          ? { found: true, remote: listed.remote as Remote }
-          : get.observe(id, desired);
+        if (listed && listed.at > touched) return { found: true, remote: listed.remote as Remote };
+        this.o.log.debug(
+          {
+            object: key,
+            id,
+            listed: !!listed,
+            pageAt: listed?.at,
+            listStartedAt: snapshot.startedAt,
+            touched,
+          },
+          'observation: not fresh for this object, reading it',
+        );
+        return get.observe(id, desired);
       },
     };
   }
