@@ -9,6 +9,8 @@ export interface RateLimiterOptions {
   burstFraction?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** A low-priority caller waits at most about this long behind creates (not behind urgent work). */
+  maxLowWaitMs?: number;
 }
 
 /**
@@ -37,6 +39,7 @@ export class TokenBucket {
     low: [],
   };
   private pumping = false;
+  private readonly maxLowWaitMs: number;
   /** Total milliseconds callers waited; exported as a metric. */
   waitedMs = 0;
   /** The same, by priority. */
@@ -52,6 +55,7 @@ export class TokenBucket {
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.last = this.now();
+    this.maxLowWaitMs = opts.maxLowWaitMs ?? 10_000;
   }
 
   /** Callers waiting, by priority. */
@@ -80,7 +84,12 @@ export class TokenBucket {
     this.pumping = true;
     try {
       for (;;) {
-        const priority = PRIORITIES.find((p) => this.waiters[p].length);
+        // observation is not starved by a long run of creates: a low caller that waited long
+        // enough goes next (never before urgent work)
+        const oldestLow = this.waiters.low[0];
+        const aged =
+          !this.waiters.urgent.length && oldestLow && this.now() - oldestLow.since >= this.maxLowWaitMs;
+        const priority = aged ? 'low' : PRIORITIES.find((p) => this.waiters[p].length);
         if (!priority) return;
         const now = this.now();
         this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);

@@ -48,6 +48,22 @@ describe('token bucket', () => {
     expect(bucket.waitedByPriority.low).toBeGreaterThan(bucket.waitedByPriority.high);
   });
 
+  it('does not starve observation: a low caller goes after waiting the maximum, urgent ones still first', async () => {
+    const clock = fakeClock();
+    const bucket = new TokenBucket({ perMinute: 60, burstFraction: 1 / 60, maxLowWaitMs: 5000, ...clock });
+    const order: string[] = [];
+    await bucket.take('high'); // the one token there was
+    const low = bucket.take('low').then(() => order.push('low'));
+    // a steady stream of creates, one a second, each taking the next token
+    const creates = Array.from({ length: 20 }, (_, i) =>
+      bucket.take('high').then(() => order.push(`high${i}`)),
+    );
+    await Promise.all([low, ...creates]);
+    const at = order.indexOf('low');
+    expect(at).toBeGreaterThan(0);
+    expect(at).toBeLessThanOrEqual(7);
+  });
+
   it('does nothing when disabled', async () => {
     const bucket = new TokenBucket({ perMinute: Infinity });
     for (let i = 0; i < 1000; i++) await bucket.take();

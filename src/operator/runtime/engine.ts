@@ -322,7 +322,9 @@ export class Engine {
       const listed = memo.id ? snapshot.items.get(memo.id) : undefined;
       return !(listed ? listed.at > touched : snapshot.startedAt > touched);
     }
-    // no observation since (lists failing, or a kind never listed): a GET once the resync is due
+    // the kind's next observation is on its way: wait for it rather than read one by one
+    if (this.o.observer && !this.o.observer.failing) return true;
+    // no observer, or its lists fail: a GET once the resync is due
     return !this.due(key);
   }
 

@@ -32,6 +32,9 @@ export class Observer {
     this.o = o;
   }
 
+  /** The last list failed: objects fall back to a GET when their resync is due. */
+  failing = false;
+
   /** The last complete snapshot, if any. */
   get latest(): Snapshot | undefined {
     return this.current;
@@ -59,9 +62,11 @@ export class Observer {
       // an incomplete list proves nothing about what is missing: keep the last one
       this.o.log.warn({ kind: this.o.kind, err: (err as Error).message }, 'bulk observation failed');
       this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'error' });
+      this.failing = true;
       return this.current;
     }
     this.current = { startedAt, completedAt: Date.now(), items };
+    this.failing = false;
     this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'success' });
     this.o.metrics?.observedResources.set({ kind: this.o.kind }, items.size);
     this.o.metrics?.observationSeconds.observe({ kind: this.o.kind }, (Date.now() - startedAt) / 1000);
