@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { type AnyOp, flattenOperations } from '../api/operations.ts';
 import { AgentSpec, addAgent, agentHandlers, removeAgent } from './agents.ts';
 import type { Caller, Ctx } from './context.ts';
+import { DEFAULT_API_KEY } from './defaults.ts';
 import { EmulatorError, errorBody } from './errors.ts';
 import { FaultConfig, Faults } from './faults.ts';
 import { type Handler, resourceHandlers } from './resources.ts';
@@ -65,8 +66,6 @@ export interface Emulator {
   advanceClock(ms: number): void;
   close(): Promise<void>;
 }
-
-import { DEFAULT_API_KEY } from './defaults.ts';
 
 export { DEFAULT_API_KEY };
 
