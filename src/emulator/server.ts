@@ -349,6 +349,10 @@ export class RequestCounters {
     for (const [k, v] of this.counts) if (!operation || k.startsWith(`${operation}\t`)) n += v;
     return n;
   }
+  /** Calls by "operation status", e.g. {"ipPolicies.list 200": 3}. */
+  snapshot(): Record<string, number> {
+    return Object.fromEntries([...this.counts].map(([k, v]) => [k.replace('\t', ' '), v]));
+  }
   byStatus(status: number): number {
     let n = 0;
     for (const [k, v] of this.counts) if (k.endsWith(`\t${status}`)) n += v;

@@ -37,14 +37,7 @@ const POLL_MS = N > 2000 ? 10_000 : 2000;
 
 const startedAtCommit = commit();
 const w = await benchWorld('budget', { rateLimitPerMinute: RATE });
-const counts = () => {
-  const by: Record<string, number> = {};
-  for (const line of w.emu.counters.prometheus().split('\n')) {
-    const m = /^emulator_requests_total\{operation="([^"]+)",status="(\d+)"\} (\d+)$/.exec(line);
-    if (m) by[`${m[1]} ${m[2]}`] = (by[`${m[1]} ${m[2]}`] ?? 0) + Number(m[3]);
-  }
-  return by;
-};
+const counts = () => w.emu.counters.snapshot();
 const sum = (by: Record<string, number>, f: (op: string, status: string) => boolean) =>
   Object.entries(by).reduce((n, [k, v]) => {
     const [op, status] = k.split(' ');

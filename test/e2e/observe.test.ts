@@ -24,14 +24,10 @@ describe.skipIf(!!skipReason)('bulk observation', () => {
   let w: World;
   let op: OperatorProcess;
   const status = async (plural: string, name: string) => (await w.kube.get(res(plural), w.ns, name)).status!;
-  const calls = (filter: (operation: string) => boolean) => {
-    let n = 0;
-    for (const line of w.emu.counters.prometheus().split('\n')) {
-      const m = /^emulator_requests_total\{operation="([^"]+)",status="\d+"\} (\d+)$/.exec(line);
-      if (m && filter(m[1]!)) n += Number(m[2]);
-    }
-    return n;
-  };
+  const calls = (filter: (operation: string) => boolean) =>
+    Object.entries(w.emu.counters.snapshot())
+      .filter(([k]) => filter(k.split(' ')[0]!))
+      .reduce((n, [, v]) => n + v, 0);
 
   beforeAll(async () => {
     w = await world('observe');

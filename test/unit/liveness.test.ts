@@ -1,12 +1,16 @@
 // /healthz tells the kubelet the truth: it fails once the watches have made no progress for
 // twice the idle watchdog (the API server unreachable, reconnects failing), and passes while
-// watches reconnect normally. The Kubernetes side is a stand-in here (no network at all);
-// the probes are real HTTP.
+// watches reconnect normally. The dead API server is a real client against a closed port;
+// the healthy one is a stand-in whose watches go idle on cue. The probes are real HTTP.
+
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import type { Kube } from '../../src/operator/runtime/kube.ts';
+import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import { Manager } from '../../src/operator/runtime/manager.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { ProbeServer } from '../../src/operator/runtime/probes.ts';
@@ -34,16 +38,20 @@ const healthyKube = {
   patch: async () => ({}),
   create: async () => ({}),
 };
-/** An API server that went away: every request fails to connect. */
-const deadKube = {
-  ...healthyKube,
-  list: async () => {
-    throw new TypeError('fetch failed');
-  },
-  watch: async () => {
-    throw new TypeError('fetch failed');
-  },
-};
+/** An API server that went away: a real client against a port where nothing listens. */
+function deadKube(): Kube {
+  const dir = mkdtempSync(join(tmpdir(), 'kc-'));
+  const file = join(dir, 'config');
+  writeFileSync(
+    file,
+    `clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+users: [{name: u, user: {token: t}}]
+current-context: x
+`,
+  );
+  return new Kube(loadKubeConfig(file));
+}
 
 let stop: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -88,7 +96,7 @@ async function manager(kube: object) {
 
 describe('liveness', () => {
   it('fails /healthz when watches make no progress past twice the idle watchdog', async () => {
-    const { get } = await manager(deadKube);
+    const { get } = await manager(deadKube());
     expect((await get('/healthz')).status).toBe(200);
     await new Promise((r) => setTimeout(r, 3 * IDLE_MS + 100));
     const h = await get('/healthz');

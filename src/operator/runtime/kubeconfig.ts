@@ -219,7 +219,10 @@ function execPlugin(spec: NonNullable<UserEntry['exec']>, base: string): () => P
         (err, stdout) => {
           if (err)
             return reject(
-              new KubeConfigError(`exec credential plugin ${spec.command} failed: ${err.message}`),
+              new KubeConfigError(
+                // its arguments and output may hold credentials: say only how it ended
+                `exec credential plugin ${spec.command} failed (${(err as NodeJS.ErrnoException).code ?? err.signal ?? 'error'}); run it by hand to see why`,
+              ),
             );
           try {
             const status = (JSON.parse(stdout) as { status?: ExecCredential }).status ?? {};
