@@ -17,6 +17,16 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          name: 'containers',
+          include: ['test/containers/**/*.test.ts'],
+          globalSetup: ['test/containers/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

@@ -1,13 +1,12 @@
 // HTTP transport: auth and version headers, timeouts, retries with full-jitter backoff,
 // Retry-After, the rate limiter and the per-call hook. It knows no resource.
-import { createRequire } from 'node:module';
 import { Agent, type Dispatcher, request } from 'undici';
+import { VERSION } from '../version.ts';
 import { ApiError, type ApiErrorBody } from './errors.ts';
 import type { Method } from './operations.ts';
 import { type Priority, TokenBucket } from './rate-limiter.ts';
 
-const pkg = createRequire(import.meta.url)('../../package.json') as { version: string };
-export const USER_AGENT = `edge-operator/${pkg.version} (node ${process.versions.node})`;
+export const USER_AGENT = `edge-operator/${VERSION} (node ${process.versions.node})`;
 export const SERVICE_VERSION = '2';
 
 export interface CallEvent {

@@ -1,7 +1,11 @@
-// A local control plane for tests and the demo: etcd + kube-apiserver built from their
-// Go modules (test/controlplane/build.sh), on free loopback ports, with RBAC, and an
-// admin kubeconfig. Processes are detached so `up` can return; `down` stops them.
+// A local control plane for tests and the demo: etcd + kube-apiserver on free loopback ports,
+// with RBAC and an admin kubeconfig. Two ways to run them (EDGE_CONTROLPLANE=process|container
+// forces one): processes of the binaries built from their Go modules (test/controlplane/build.sh),
+// used when those are built; otherwise containers (containers.ts) when a Docker engine answers
+// and the images are there; otherwise the Go build, then processes. Either way they are detached
+// so `up` can return; `down` stops them.
 import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
@@ -10,16 +14,30 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { stringify } from 'yaml';
 import { createPki } from './certs.ts';
+import {
+  containerLogs,
+  containerRunning,
+  containersUnavailable,
+  controlPlaneImages,
+  removeContainers,
+  startContainer,
+} from './containers.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const DEFAULT_CLUSTER_DIR = join(REPO_ROOT, '.cache', 'cluster');
 const BUILD_SCRIPT = join(REPO_ROOT, 'test', 'controlplane', 'build.sh');
 
+export type ControlPlaneRuntime = 'process' | 'container';
+
 export interface ClusterState {
   dir: string;
   kubeconfig: string;
   server: string;
+  /** Absent in state files written before containers were an option. */
+  runtime?: ControlPlaneRuntime;
   pids: { etcd: number; apiserver: number };
+  /** Container names, when runtime is 'container'. */
+  containers?: { etcd: string; apiserver: string };
   /** How kube-apiserver was started, so it can be restarted with the same flags. */
   apiserver?: { bin: string; args: string[] };
 }
@@ -104,6 +122,28 @@ function tlsOf(dir: string) {
   };
 }
 
+async function running(state: ClusterState): Promise<boolean> {
+  if (state.runtime === 'container' && state.containers)
+    return (
+      (await containerRunning(state.containers.apiserver)) && (await containerRunning(state.containers.etcd))
+    );
+  return alive(state.pids.apiserver) && alive(state.pids.etcd);
+}
+
+/** Which way to run the control plane here, and why (for the log line). */
+async function chooseRuntime(): Promise<{ runtime: ControlPlaneRuntime; why: string }> {
+  const forced = process.env.EDGE_CONTROLPLANE;
+  if (forced && forced !== 'process' && forced !== 'container')
+    throw new Error(`EDGE_CONTROLPLANE=${forced}: expected process or container`);
+  if (forced === 'process') return { runtime: 'process', why: 'EDGE_CONTROLPLANE=process' };
+  if (!forced && findBinaries()) return { runtime: 'process', why: 'binaries built' };
+  const images = controlPlaneImages(REPO_ROOT);
+  const unavailable = await containersUnavailable([images.apiserver, images.etcd]);
+  if (!unavailable) return { runtime: 'container', why: `images ${images.apiserver}, ${images.etcd}` };
+  if (forced === 'container') throw new Error(`EDGE_CONTROLPLANE=container: ${unavailable}`);
+  return { runtime: 'process', why: `no containers: ${unavailable}` };
+}
+
 export async function isReady(state: ClusterState): Promise<boolean> {
   try {
     const r = await get(`${state.server}/readyz`, tlsOf(state.dir));
@@ -119,12 +159,14 @@ export async function clusterUp(
   const dir = opts.dir ?? DEFAULT_CLUSTER_DIR;
   const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
   const existing = readState(dir);
-  if (existing && alive(existing.pids.apiserver) && alive(existing.pids.etcd) && (await isReady(existing))) {
+  if (existing && (await running(existing)) && (await isReady(existing))) {
     log(`control plane already running at ${existing.server}`);
     return existing;
   }
   if (existing) await clusterDown({ dir, log: () => {} });
-  const bin = ensureBinaries(log);
+  const { runtime, why } = await chooseRuntime();
+  log(`control plane: ${runtime === 'container' ? 'containers' : 'processes'} (${why})`);
+  const bin = runtime === 'process' ? ensureBinaries(log) : '';
   mkdirSync(dir, { recursive: true });
 
   const pki = await createPki();
@@ -149,8 +191,12 @@ export async function clusterUp(
     p.unref();
     return p.pid!;
   };
-  const etcd = spawnLogged('etcd', join(bin, 'etcd'), [
-    `--data-dir=${join(dir, 'etcd')}`,
+  const images = runtime === 'container' ? controlPlaneImages(REPO_ROOT) : undefined;
+  // containers are named after the directory, so two clusters (e2e, bench, demo) coexist
+  const prefix = `edge-cp-${createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 8)}`;
+  const containers = { etcd: `${prefix}-etcd`, apiserver: `${prefix}-apiserver` };
+  const etcdArgs = [
+    `--data-dir=${runtime === 'container' ? '/var/lib/etcd' : join(dir, 'etcd')}`,
     `--listen-client-urls=${etcdUrl}`,
     `--advertise-client-urls=${etcdUrl}`,
     `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
@@ -158,7 +204,20 @@ export async function clusterUp(
     `--initial-cluster=default=http://127.0.0.1:${peerPort}`,
     '--unsafe-no-fsync',
     '--log-level=warn',
-  ]);
+  ];
+  const containerLabels = { 'edge.tunnel.dev/cluster-dir': resolve(dir) };
+  // pids are 0 for containers: the state names the containers instead
+  let etcd = 0;
+  if (runtime === 'container')
+    await startContainer({
+      name: containers.etcd,
+      image: images!.etcd,
+      entrypoint: '/usr/local/bin/etcd',
+      args: etcdArgs,
+      tmpfs: ['/var/lib/etcd'],
+      labels: containerLabels,
+    });
+  else etcd = spawnLogged('etcd', join(bin, 'etcd'), etcdArgs);
   const f = (n: string) => join(dir, n);
   const apiserverArgs = [
     `--etcd-servers=${etcdUrl}`,
@@ -176,9 +235,20 @@ export async function clusterUp(
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
     '--disable-admission-plugins=ServiceAccount',
-    `--cert-dir=${f('certs')}`,
+    `--cert-dir=${runtime === 'container' ? '/tmp/certs' : f('certs')}`,
   ];
-  const apiserver = spawnLogged('apiserver', join(bin, 'kube-apiserver'), apiserverArgs);
+  let apiserver = 0;
+  if (runtime === 'container')
+    await startContainer({
+      name: containers.apiserver,
+      image: images!.apiserver,
+      entrypoint: '/usr/local/bin/kube-apiserver',
+      args: apiserverArgs,
+      readOnly: [resolve(dir)],
+      tmpfs: ['/tmp'],
+      labels: containerLabels,
+    });
+  else apiserver = spawnLogged('apiserver', join(bin, 'kube-apiserver'), apiserverArgs);
   const server = `https://127.0.0.1:${apiPort}`;
   const kubeconfig = join(dir, 'kubeconfig');
   writeFileSync(
@@ -210,16 +280,22 @@ export async function clusterUp(
     dir,
     kubeconfig,
     server,
+    runtime,
     pids: { etcd, apiserver },
-    apiserver: { bin: join(bin, 'kube-apiserver'), args: apiserverArgs },
+    ...(runtime === 'container'
+      ? { containers }
+      : { apiserver: { bin: join(bin, 'kube-apiserver'), args: apiserverArgs } }),
   };
   writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
 
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
   const started = Date.now();
   while (!(await isReady(state))) {
-    if (!alive(apiserver) || !alive(etcd) || Date.now() > deadline) {
-      const tail = readFileSync(join(dir, 'apiserver.log'), 'utf8').split('\n').slice(-15).join('\n');
+    if (!(await running(state)) || Date.now() > deadline) {
+      const tail =
+        runtime === 'container'
+          ? await containerLogs(containers.apiserver)
+          : readFileSync(join(dir, 'apiserver.log'), 'utf8').split('\n').slice(-15).join('\n');
       await clusterDown({ dir, log: () => {}, keepLogs: true });
       throw new Error(`kube-apiserver did not become ready:\n${tail}`);
     }
@@ -237,6 +313,12 @@ export async function clusterDown(
   const state = readState(dir);
   if (!state) {
     log('no local control plane is running');
+    return;
+  }
+  if (state.runtime === 'container' && state.containers) {
+    await removeContainers([state.containers.apiserver, state.containers.etcd]);
+    if (!opts.keepLogs) rmSync(dir, { recursive: true, force: true });
+    log('control plane stopped');
     return;
   }
   for (const pid of [state.pids.apiserver, state.pids.etcd]) {

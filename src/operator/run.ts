@@ -7,10 +7,10 @@ import type { Logger } from 'pino';
 import { createClient } from '../api/client.ts';
 import { apply, readManifests } from './apply.ts';
 import { ConfigError, type OperatorConfig } from './config.ts';
-import { CRD_DIR } from './kinds/generate-crds.ts';
+import { crdFor } from './kinds/crd.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
-import { Kube, loadKubeConfig, whileTransient } from './runtime/kube.ts';
+import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kubeconfig.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
@@ -116,7 +116,11 @@ async function startOperator(
   const kube = new Kube(kc!);
   kube.onRequest = (verb, status) => metrics.kubeRequests.inc({ method: verb, code: String(status) });
   if (cfg.local) {
-    await apply(kube, readManifests(CRD_DIR));
+    // the CRDs of this build, rendered in memory: the same bytes `npm run crds` writes
+    await apply(
+      kube,
+      BINDINGS.map((b) => crdFor(b) as KubeObject),
+    );
     const examples = cfg.examples ?? join(local!.REPO_ROOT, 'deploy', 'examples');
     if (existsSync(examples)) {
       await apply(kube, readManifests(examples));

@@ -1,0 +1,175 @@
+// The shipped image, run the way a cluster runs it: built from the Dockerfile, as a non-root
+// user, read-only root filesystem, no shell, host network; against a control plane that runs as
+// containers too (the path `npm start` takes where Docker answers and no binaries are built)
+// and the emulator. Every kind from deploy/examples reaches Ready and deletes cleanly.
+import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { type ClusterState, clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
+import { apply, readManifests } from '../../src/operator/apply.ts';
+import { crdFor } from '../../src/operator/kinds/crd.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { Kube, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { freePort, NAMESPACES, ready, res, waitFor } from '../support/operator.ts';
+
+const skipReason = inject('containersSkip');
+const IMAGE = inject('image');
+const DIR = join(REPO_ROOT, '.cache', 'containers-cluster');
+
+/** testcontainers has no builder method for a read-only root filesystem. */
+class HardenedContainer extends GenericContainer {
+  withReadOnlyRootFilesystem(): this {
+    this.hostConfig.ReadonlyRootfs = true;
+    return this;
+  }
+}
+
+describe.skipIf(!!skipReason)('the image, against a control plane in containers', () => {
+  let cluster: ClusterState;
+  let kube: Kube;
+  let emu: Emulator;
+  let op: StartedTestContainer;
+  let port: number;
+  let tmp: string;
+  const logs: string[] = [];
+  const ns = `img-${Date.now().toString(36)}`;
+  const exec = (cmd: string[]) => op.exec(cmd);
+
+  beforeAll(async () => {
+    const before = process.env.EDGE_CONTROLPLANE;
+    process.env.EDGE_CONTROLPLANE = 'container';
+    try {
+      cluster = await clusterUp({ dir: DIR, log: () => {} });
+    } finally {
+      if (before === undefined) delete process.env.EDGE_CONTROLPLANE;
+      else process.env.EDGE_CONTROLPLANE = before;
+    }
+    kube = new Kube(loadKubeConfig(cluster.kubeconfig));
+    await apply(
+      kube,
+      BINDINGS.map((b) => crdFor(b) as KubeObject),
+    );
+    await kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
+    emu = await startEmulator();
+    // the operator runs as 65532: it reads a copy of the admin kubeconfig, mounted read-only
+    tmp = mkdtempSync(join(tmpdir(), 'edge-image-'));
+    copyFileSync(cluster.kubeconfig, join(tmp, 'kubeconfig'));
+    chmodSync(join(tmp, 'kubeconfig'), 0o644);
+    port = await freePort();
+    op = await new HardenedContainer(IMAGE)
+      .withReadOnlyRootFilesystem()
+      .withNetworkMode('host')
+      .withBindMounts([
+        { source: join(tmp, 'kubeconfig'), target: '/etc/edge-operator/kubeconfig', mode: 'ro' },
+        // no shell: the image must not need one
+        { source: '/dev/null', target: '/bin/sh', mode: 'ro' },
+      ])
+      .withEnvironment({ EDGE_API_KEY: emu.apiKey, LOG_LEVEL: 'debug' })
+      .withCommand([
+        'operator',
+        '--kubeconfig',
+        '/etc/edge-operator/kubeconfig',
+        '--api-url',
+        emu.url,
+        '--namespaces',
+        ns,
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--leader-election-namespace',
+        ns,
+        '--cluster-id',
+        'containers',
+        '--resync-period',
+        '10s',
+        '--api-rate-limit',
+        '100000',
+      ])
+      .withLogConsumer((s) =>
+        s.on('data', (d: Buffer) => logs.push(...d.toString().split('\n').filter(Boolean))),
+      )
+      .withWaitStrategy(Wait.forLogMessage('starting edge-operator'))
+      .withStartupTimeout(60_000)
+      .start();
+  });
+
+  afterAll(async () => {
+    await op?.stop({ timeout: 10_000 });
+    await emu?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    await clusterDown({ dir: DIR, log: () => {} });
+  });
+
+  it('runs the control plane as containers', () => {
+    expect(cluster.runtime).toBe('container');
+    expect(cluster.containers?.apiserver).toMatch(/^edge-cp-/);
+  });
+
+  it('runs as 65532 on a read-only root filesystem, without a shell, on the Node of .nvmrc', async () => {
+    const status = await exec([
+      'node',
+      '-e',
+      "process.stdout.write(require('fs').readFileSync('/proc/1/status','utf8'))",
+    ]);
+    expect(status.output).toMatch(/^Uid:\s+65532\s+65532/m);
+    const write = await exec(['node', '-e', "require('fs').writeFileSync('/app/probe', '')"]);
+    expect(write.exitCode).not.toBe(0);
+    expect(write.output).toMatch(/EROFS|read-only/);
+    const shell = await exec(['/bin/sh', '-c', 'true']);
+    expect(shell.exitCode).not.toBe(0);
+    const major = readFileSync(join(REPO_ROOT, '.nvmrc'), 'utf8').trim();
+    expect((await exec(['node', '--version'])).output.trim()).toMatch(new RegExp(`^v${major}\\.`));
+  });
+
+  it('answers /healthz and /readyz, and serves metrics', async () => {
+    await waitFor('/readyz', async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok, 30_000);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toMatch(/^edge_operator_/m);
+  });
+
+  it('brings every kind from deploy/examples to Ready', async () => {
+    const objs = readManifests(join(REPO_ROOT, 'deploy/examples'))
+      .filter((o) => o.kind !== 'Namespace')
+      .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ns } }));
+    expect(new Set(objs.map((o) => o.kind))).toEqual(new Set(BINDINGS.map((b) => b.kind).concat('Secret')));
+    await apply(kube, objs, ns);
+    await waitFor(
+      'every object Ready',
+      async () => {
+        for (const b of BINDINGS)
+          for (const o of (await kube.list(res(b.plural), ns)).items) if (!ready(o)) return false;
+        return true;
+      },
+      90_000,
+    );
+  });
+
+  it('deletes every object and its remote resource', async () => {
+    for (const b of BINDINGS)
+      for (const o of (await kube.list(res(b.plural), ns)).items)
+        await kube.delete(res(b.plural), ns, o.metadata.name);
+    await waitFor(
+      'all finalized',
+      async () => {
+        for (const b of BINDINGS) if ((await kube.list(res(b.plural), ns)).items.length) return false;
+        return true;
+      },
+      90_000,
+    );
+    const state = (await (
+      await fetch(`${emu.url}/_emulator/state`, { headers: { authorization: `Bearer ${emu.adminKey}` } })
+    ).json()) as Record<string, { metadata?: string }[]>;
+    const left = Object.entries(state).flatMap(([coll, items]) =>
+      ['tunnelSessions', 'tunnels', 'agents'].includes(coll)
+        ? []
+        : items.filter((x) => decodeMetadata(x.metadata).owner).map(() => coll),
+    );
+    expect(left).toEqual([]);
+    // the operator logged no error and no secret value while doing all this
+    expect(logs.filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
+    expect(logs.join('\n')).not.toContain(emu.apiKey);
+  });
+});
