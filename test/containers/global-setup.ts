@@ -1,6 +1,7 @@
 // containers: the shipped image, built here from the Dockerfile (image-build.sh: docker's cache
-// makes an unchanged build a few seconds), and the control-plane images. Needs a Docker engine;
-// without one the suite is skipped with the reason, except in CI, where it is mandatory.
+// makes an unchanged build a few seconds), and the control-plane images. Needs a Docker engine
+// (engine.sh starts one where it can); without one the suite is skipped with the reason, except
+// in CI, where it is mandatory.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -23,14 +24,21 @@ export default async function setup(project: TestProject) {
     project.provide('containersSkip', why);
     project.provide('image', IMAGE);
   };
-  const engine = await containersUnavailable([]);
-  if (engine) return skip(`containers skipped: ${engine} (test/containers/engine.sh starts one)`);
   const run = (script: string, args: string[] = []) =>
     execFileSync(join(REPO_ROOT, 'test/containers', script), args, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, IMAGE },
       encoding: 'utf8',
     });
+  try {
+    // the engine that answers, or (as root) Debian's docker.io installed and started
+    run('engine.sh');
+  } catch (e) {
+    const err = e as { stderr?: string; message: string };
+    return skip(`containers skipped: ${(err.stderr || err.message).trim()}`);
+  }
+  const engine = await containersUnavailable([]);
+  if (engine) return skip(`containers skipped: ${engine}`);
   try {
     run('images.sh', ['controlplane']);
     process.stderr.write(`${run('image-build.sh').trim()}\n`);
