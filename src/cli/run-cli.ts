@@ -4,6 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { USER_AGENT } from '../api/transport.ts';
 import { clusterCommand } from './commands/cluster.ts';
 import { emulatorCommand } from './commands/emulator.ts';
+import { exportCommand } from './commands/export.ts';
 import { operatorCommand } from './commands/operator.ts';
 import { sessionsCommand } from './commands/sessions.ts';
 import { tunnelsCommand } from './commands/tunnels.ts';
@@ -19,6 +20,7 @@ export function buildProgram(io: CliIO): Command {
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .addCommand(sessionsCommand(io))
     .addCommand(tunnelsCommand(io))
+    .addCommand(exportCommand(io))
     .addCommand(operatorCommand())
     .addCommand(emulatorCommand())
     .addCommand(clusterCommand());

@@ -5,17 +5,19 @@ import type {
   TLSEdge as LRemote,
   TCPEdge as TRemote,
 } from '../../api/schemas/edges.ts';
-import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { compact, crudApi, defineBinding, exportEnabled } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
 import {
   BackendModule,
   backendBody,
   backendRefs,
+  backendSpec,
   edgeModule,
   Hostports,
   HTTPSTLSTermination,
   MutualTLS,
   TLSTermination,
+  tlsTerminationSpec,
 } from './module-schemas.ts';
 
 type Hosts = { hostports: string[] };
@@ -28,6 +30,8 @@ const edgeBase = {
   updatable: ['hostports'] as const,
   statusOf: (r: { hostports: string[] | null }) => ({ hostports: r.hostports ?? [] }),
 };
+const hostportsSpec = (r: { hostports: string[] | null }) =>
+  r.hostports?.length ? { hostports: r.hostports } : {};
 
 const tlsTerminationBody = (
   t: z.infer<typeof TLSTermination> | z.infer<typeof HTTPSTLSTermination> | undefined,
@@ -59,6 +63,8 @@ export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts
     ),
   ],
   api: crudApi((c) => c.httpsEdges),
+  exportSpec: (r) =>
+    compact({ ...hostportsSpec(r), tlsTermination: tlsTerminationSpec(r.tls_termination, false) }),
 });
 
 const TCPSpec = z.object({
@@ -81,6 +87,7 @@ export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
     ),
   ],
   api: crudApi((c) => c.tcpEdges),
+  exportSpec: (r, x) => compact({ ...hostportsSpec(r), backend: backendSpec(r.backend, x) }),
 });
 
 const TLSSpec = z.object({
@@ -121,4 +128,16 @@ export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
     ),
   ],
   api: crudApi((c) => c.tlsEdges),
+  exportSpec: (r, x) =>
+    compact({
+      ...hostportsSpec(r),
+      backend: backendSpec(r.backend, x),
+      tlsTermination: tlsTerminationSpec(r.tls_termination, true),
+      mutualTLS: r.mutual_tls
+        ? {
+            ...exportEnabled(r.mutual_tls),
+            certificateAuthorityIDs: r.mutual_tls.certificate_authorities.map((c) => c.id),
+          }
+        : undefined,
+    }),
 });

@@ -13,13 +13,24 @@ import {
 } from '../../api/limits.ts';
 import type { HTTPSEdgeRoute as Remote } from '../../api/schemas/edges.ts';
 import {
+  compact,
   defineBinding,
+  type ExportContext,
+  exportEnabled,
   type ModuleBinding,
   type Reference,
+  refOrID,
   type SecretReference,
 } from '../runtime/binding.ts';
 import { cel, doc, exactlyOne, immutable, localRef, noRepeats } from './crd-schema.ts';
-import { BackendModule, backendBody, backendRefs, enabled } from './module-schemas.ts';
+import {
+  BackendModule,
+  backendBody,
+  backendRefs,
+  backendSpec,
+  enabled,
+  policyRefs,
+} from './module-schemas.ts';
 
 const seconds = (what: string) => doc(z.number().int().min(0).max(UINT32_MAX), what);
 const SecretKeyRef = doc(
@@ -181,8 +192,99 @@ const sessionBody = (m: {
   inactivity_timeout: m.inactivityTimeout,
   maximum_duration: m.maximumDuration,
 });
-const compact = (o: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+// --- export: what the API holds back to spec fields; defaults (false, '', 0, []) are left out
+// where the spec's own default gives the same body, kept where the body is compared whole.
+const nonEmpty = <T>(v: T[] | Record<string, T> | undefined) => (v && Object.keys(v).length ? v : undefined);
+const sessionSpec = (m: {
+  options_passthrough?: boolean;
+  cookie_prefix?: string;
+  inactivity_timeout?: number;
+  maximum_duration?: number;
+}) => ({
+  optionsPassthrough: m.options_passthrough || undefined,
+  cookiePrefix: m.cookie_prefix || undefined,
+  inactivityTimeout: m.inactivity_timeout || undefined,
+  maximumDuration: m.maximum_duration || undefined,
+});
+const headersSpec = (m: { enabled: boolean; add: Record<string, string>; remove: string[] } | null) =>
+  m ? compact({ ...exportEnabled(m), add: nonEmpty(m.add), remove: nonEmpty(m.remove) }) : undefined;
+/** An OAuth provider entry as the API holds it, every list kept: the entry is compared whole. */
+const providerSpec = (v: Record<string, unknown>, x: ExportContext) =>
+  compact({
+    clientID: v.client_id,
+    clientSecretRef: v.client_secret ? x.secret('oauth-client-secret', v.client_secret as string) : undefined,
+    scopes: v.scopes,
+    emailAddresses: v.email_addresses,
+    emailDomains: v.email_domains,
+    teams: v.teams,
+    organizations: v.organizations,
+  });
+
+function exportRoute(r: Remote, x: ExportContext): Record<string, unknown> {
+  const { circuit_breaker: cb, webhook_verification: wv, oauth, saml, oidc } = r;
+  return compact({
+    ...refOrID(x, r.edge_id, 'edgeRef', 'edgeID'),
+    matchType: r.match_type,
+    match: r.match,
+    backend: backendSpec(r.backend, x),
+    ipRestriction: r.ip_restriction
+      ? { ...exportEnabled(r.ip_restriction), ...policyRefs(r.ip_restriction.ip_policies, x) }
+      : undefined,
+    circuitBreaker: cb
+      ? {
+          ...exportEnabled(cb),
+          trippedDuration: cb.tripped_duration,
+          rollingWindow: cb.rolling_window,
+          numBuckets: cb.num_buckets,
+          volumeThreshold: cb.volume_threshold,
+          errorThresholdPercentage: cb.error_threshold_percentage,
+        }
+      : undefined,
+    compression: r.compression ? exportEnabled(r.compression) : undefined,
+    requestHeaders: headersSpec(r.request_headers),
+    responseHeaders: headersSpec(r.response_headers),
+    webhookVerification: wv
+      ? compact({
+          ...exportEnabled(wv),
+          provider: wv.provider,
+          secretRef: wv.secret ? x.secret('webhook-secret', wv.secret) : undefined,
+        })
+      : undefined,
+    oauth: oauth
+      ? compact({
+          ...exportEnabled(oauth),
+          provider: Object.fromEntries(
+            Object.entries(oauth.provider).map(([n, v]) => [n, providerSpec(v, x)]),
+          ),
+          ...sessionSpec(oauth),
+          authCheckInterval: oauth.auth_check_interval || undefined,
+        })
+      : undefined,
+    saml: saml
+      ? compact({
+          ...exportEnabled(saml),
+          ...sessionSpec(saml),
+          idpMetadata: saml.idp_metadata,
+          forceAuthn: saml.force_authn || undefined,
+          allowIdpInitiated: saml.allow_idp_initiated || undefined,
+          authorizedGroups: nonEmpty(saml.authorized_groups),
+          nameIDFormat: saml.nameid_format || undefined,
+        })
+      : undefined,
+    oidc: oidc
+      ? compact({
+          ...exportEnabled(oidc),
+          ...sessionSpec(oidc),
+          issuer: oidc.issuer,
+          clientID: oidc.client_id,
+          clientSecretRef: x.secret('oidc-client-secret', oidc.client_secret),
+          scopes: oidc.scopes,
+        })
+      : undefined,
+    websocketTCPConverter: r.websocket_tcp_converter ? exportEnabled(r.websocket_tcp_converter) : undefined,
+  });
+}
 
 type Mods = EdgeClient['httpsEdgeRouteModules'];
 function routeModule(
@@ -400,6 +502,7 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
       },
     }),
   },
+  exportSpec: exportRoute,
   statusOf: (r) => ({
     edgeID: r.edge_id,
     ...(r.saml

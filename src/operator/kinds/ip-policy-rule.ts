@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RULE_ACTIONS } from '../../api/limits.ts';
 import type { IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
-import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { crudApi, defineBinding, refOrID } from '../runtime/binding.ts';
 import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
 
 const Spec = cel(
@@ -47,4 +47,9 @@ export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
   updatable: ['cidr'],
   api: crudApi((c) => c.ipPolicyRules),
   statusOf: (r) => ({ ipPolicyID: r.ip_policy.id }),
+  exportSpec: (r, x) => ({
+    cidr: r.cidr,
+    action: r.action,
+    ...refOrID(x, r.ip_policy.id, 'ipPolicyRef', 'ipPolicyID'),
+  }),
 });

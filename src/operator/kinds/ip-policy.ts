@@ -13,4 +13,5 @@ export const IPPolicy = defineBinding<Record<string, never>, Remote, Record<stri
   observe: () => ({}),
   updatable: [],
   api: crudApi((c) => c.ipPolicies),
+  exportSpec: () => ({}),
 });

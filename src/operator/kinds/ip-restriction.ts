@@ -3,6 +3,7 @@ import { RESTRICTION_TYPES } from '../../api/limits.ts';
 import type { IPRestriction as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc, immutable, localRef, noRepeats } from './crd-schema.ts';
+import { policyRefs } from './module-schemas.ts';
 
 const Spec = cel(
   z.object({
@@ -61,4 +62,5 @@ export const IPRestriction = defineBinding<Spec, Remote, Desired>({
   updatable: ['enforced', 'ip_policy_ids'],
   api: crudApi((c) => c.ipRestrictions),
   statusOf: (r) => ({ ipPolicyIDs: r.ip_policies.map((p) => p.id) }),
+  exportSpec: (r, x) => ({ type: r.type, enforced: r.enforced, ...policyRefs(r.ip_policies, x) }),
 });

@@ -1,7 +1,13 @@
 // CRD shapes shared by several kinds' modules, and the camelCase -> wire mapping.
 import { z } from 'zod';
 import { TERMINATE_AT, TLS_MIN_VERSIONS } from '../../api/limits.ts';
-import type { ModuleBinding, Reference, ResolveRef } from '../runtime/binding.ts';
+import {
+  type ExportContext,
+  exportEnabled,
+  type ModuleBinding,
+  type Reference,
+  type ResolveRef,
+} from '../runtime/binding.ts';
 import { cel, doc, exactlyOne } from './crd-schema.ts';
 
 export const enabled = doc(
@@ -28,6 +34,44 @@ export const backendBody = (m: BackendModule | undefined, ref: ResolveRef) =>
   m
     ? { enabled: m.enabled ?? true, backend_id: m.backendID ?? ref(m.backendRef!.kind, m.backendRef!.name) }
     : null;
+
+// --- export: remote modules back to spec fields
+
+/** A backend id as a reference to the exported backend (of either kind), else the id. */
+export const backendRefOrID = (x: ExportContext, id: string) => {
+  const r = x.ref(id);
+  return r
+    ? { backendRef: { kind: r.kind as (typeof BACKEND_KINDS)[number], name: r.name } }
+    : { backendID: id };
+};
+export const backendSpec = (
+  m: { enabled: boolean; backend: { id: string } } | null | undefined,
+  x: ExportContext,
+) => (m ? { ...exportEnabled(m), ...backendRefOrID(x, m.backend.id) } : undefined);
+
+/** IP policies as references where exported, ids otherwise; the API's order kept. */
+export function policyRefs(policies: { id: string }[], x: ExportContext) {
+  const refs = policies.flatMap((p) => {
+    const r = x.ref(p.id);
+    return r ? [{ name: r.name }] : [];
+  });
+  const ids = policies.filter((p) => !x.ref(p.id)).map((p) => p.id);
+  return { ...(refs.length ? { ipPolicyRefs: refs } : {}), ...(ids.length ? { ipPolicyIDs: ids } : {}) };
+}
+
+export const tlsTerminationSpec = (
+  m: { enabled: boolean; terminate_at?: string | null; min_version?: string | null } | null | undefined,
+  withTerminateAt: boolean,
+) =>
+  m
+    ? {
+        ...exportEnabled(m),
+        ...(withTerminateAt && m.terminate_at
+          ? { terminateAt: m.terminate_at as (typeof TERMINATE_AT)[number] }
+          : {}),
+        ...(m.min_version ? { minVersion: m.min_version } : {}),
+      }
+    : undefined;
 
 const minVersion = doc(
   z.enum(TLS_MIN_VERSIONS),

@@ -49,4 +49,9 @@ export const SSHCredential = defineBinding<Spec, Remote, Desired>({
       }),
   },
   statusOf: (r) => ({ ownerID: r.owner_id }),
+  exportSpec: (r) => ({
+    publicKey: r.public_key,
+    ...(r.acl.length ? { acl: r.acl } : {}),
+    ...(r.owner_id ? { ownerID: r.owner_id } : {}),
+  }),
 });

@@ -25,4 +25,5 @@ export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<s
   updatable: ['labels'],
   api: crudApi((c) => c.tunnelGroupBackends),
   statusOf: (r) => ({ tunnels: r.tunnels }),
+  exportSpec: (r) => ({ labels: r.labels ?? {} }),
 });

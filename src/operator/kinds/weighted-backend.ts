@@ -3,7 +3,7 @@ import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
 import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
-import { BackendRef } from './module-schemas.ts';
+import { BackendRef, backendRefOrID } from './module-schemas.ts';
 
 const Entry = cel(
   z.object({
@@ -51,4 +51,7 @@ export const WeightedBackend = defineBinding<Spec, Remote, { backends: Record<st
   updatable: ['backends'],
   api: crudApi((c) => c.weightedBackends),
   statusOf: (r) => ({ backends: r.backends }),
+  exportSpec: (r, x) => ({
+    backends: Object.entries(r.backends).map(([id, weight]) => ({ ...backendRefOrID(x, id), weight })),
+  }),
 });

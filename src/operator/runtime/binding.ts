@@ -56,6 +56,14 @@ export interface ModuleBinding<Spec = Record<string, unknown>> {
   delete(c: EdgeClient, id: string, owner: Record<string, unknown>): Promise<unknown>;
 }
 
+/** What `edgectl export` gives a binding to turn a remote resource back into a spec. */
+export interface ExportContext {
+  /** The exported object holding this id, or undefined: the spec then keeps the raw id. */
+  ref(id: string): { kind: string; name: string } | undefined;
+  /** Where a secret value of the resource goes: a key of a Secret beside the object. */
+  secret(key: string, value: string): { name: string; key: string };
+}
+
 export interface PrinterColumn {
   name: string;
   type: 'string' | 'integer' | 'boolean' | 'date';
@@ -103,7 +111,32 @@ export interface Binding<
   };
   /** Kind-specific status fields from the remote resource. */
   statusOf?(remote: Remote, desired: Desired): Record<string, unknown>;
+  /**
+   * The spec that asks for exactly this remote resource, modules included (`edgectl export`):
+   * applied with the id annotation it adopts the resource without an API write. The engine's
+   * fields (description, metadata) are not the binding's. What a user would write: the spec's
+   * input shape, defaults left out.
+   */
+  exportSpec(remote: Remote, x: ExportContext): Record<string, unknown>;
 }
+
+/** A reference to the exported object holding `id`, else the id itself: `{ [refKey]: {name} }` or `{ [idKey]: id }`. */
+export function refOrID<R extends string, I extends string>(
+  x: ExportContext,
+  id: string,
+  refKey: R,
+  idKey: I,
+): { [K in R]?: { name: string } } & { [K in I]?: string } {
+  const r = x.ref(id);
+  return (r ? { [refKey]: { name: r.name } } : { [idKey]: id }) as never;
+}
+
+/** The object without its undefined fields (a body the API validates strictly, a YAML without nulls). */
+export const compact = <T extends Record<string, unknown>>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+/** `enabled: false` when the module is off; nothing when on (the spec's default). */
+export const exportEnabled = (m: { enabled?: boolean }) => (m.enabled === false ? { enabled: false } : {});
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds bindings of every shape
 export type AnyBinding = Binding<any, any, any>;

@@ -579,7 +579,14 @@ export class Engine {
     }
     const patch: Record<string, unknown> = Object.fromEntries(changed.map((k) => [k, desired[k]]));
     if ((remote.description ?? '') !== common.description) patch.description = common.description;
-    if (remote.metadata !== common.metadata) patch.metadata = common.metadata;
+    // An adopted resource without an owner marker gets one with its first write, not a write
+    // of its own: adopting what already equals the spec costs no API call (edgectl export).
+    const held = decodeMetadata(remote.metadata);
+    const metadataDiffers = held.owner
+      ? remote.metadata !== common.metadata
+      : held.user !== decodeMetadata(common.metadata).user;
+    if (metadataDiffers || (Object.keys(patch).length > 0 && remote.metadata !== common.metadata))
+      patch.metadata = common.metadata;
     if (Object.keys(patch).length === 0) return remote;
     const updated = await this.call(`update ${remote.id}`, () =>
       this.b.api.update(this.o.api, remote.id, patch, desired),
@@ -639,11 +646,16 @@ export class Engine {
       // A digest from before the operator had a key of its own (keyed by the object's uid)
       // still proves the applied value: the status is rewritten with the new digest, the
       // module is not PUT again.
+      // With no digest yet (an adoption), the API's own copy of the secrets decides: it
+      // returns them, so adopting a module whose secrets already match is no write.
       const sameSecrets =
         digest === was ||
         (was !== undefined &&
           isLegacyDigest(was) &&
-          was === legacySecretDigest(want, m.secretPaths, obj.metadata.uid));
+          was === legacySecretDigest(want, m.secretPaths, obj.metadata.uid)) ||
+        (was === undefined &&
+          have !== null &&
+          digest === secretDigest(outputToInput(have), m.secretPaths, this.o.digestKey));
       const same =
         have &&
         covers(withoutSecrets(want, m.secretPaths), withoutSecrets(outputToInput(have), m.secretPaths)) &&

@@ -1,0 +1,77 @@
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { explain } from '../agent-commands.ts';
+import { clientFrom, withApiOptions } from '../api-options.ts';
+import { CliError, type CliIO, EXIT } from '../io.ts';
+
+export function exportCommand(io: CliIO): Command {
+  return withApiOptions(
+    new Command('export')
+      .description(
+        'write the custom resources that adopt the resources already in the account (references as object names, secrets as Secret references)',
+      )
+      .addOption(new Option('-n, --namespace <ns>', 'namespace written into every object'))
+      .addOption(new Option('--kinds <kinds>', 'comma-separated kinds to write (default: all)'))
+      .addOption(new Option('--output-dir <dir>', 'write one file per kind and a kustomization.yaml here'))
+      .addOption(new Option('-o, --output <format>', 'yaml: everything to standard output').choices(['yaml']))
+      .addOption(
+        new Option(
+          '--include-secrets',
+          'also write Secret manifests with the secret values the API returns (plain text: encrypt before committing)',
+        ),
+      ),
+  ).action(async (o) => {
+    if (o.outputDir && o.output)
+      throw new CliError('--output-dir and -o yaml exclude each other', EXIT.usage);
+    const { exportAccount, exportFiles, toYaml } = await import('../../operator/export.ts');
+    const api = clientFrom(o);
+    const kinds = o.kinds
+      ? String(o.kinds)
+          .split(',')
+          .map((k: string) => k.trim())
+      : undefined;
+    const result = await exportAccount(api, {
+      namespace: o.namespace,
+      kinds,
+      includeSecrets: !!o.includeSecrets,
+      progress: (line) => io.err(`export: ${line}\n`),
+    }).catch((e) => {
+      if (e instanceof Error && e.message.startsWith('unknown kind'))
+        throw new CliError(e.message, EXIT.usage);
+      throw explain(e, 'export');
+    });
+    await api.close();
+    if (o.outputDir) {
+      const dir = o.outputDir as string;
+      mkdirSync(dir, { recursive: true });
+      const files = exportFiles(result);
+      // a re-export replaces the previous one: its files of kinds now empty go too
+      const ours = /^([a-z]+\.yaml|kustomization\.yaml)$/;
+      for (const f of existsSync(dir) ? readdirSync(dir) : [])
+        if (ours.test(f) && !files.has(f)) rmSync(join(dir, f));
+      for (const [f, text] of files)
+        writeFileSync(join(dir, f), text, { mode: f === 'secrets.yaml' ? 0o600 : 0o644 });
+      io.err(`export: wrote ${result.objects.length} objects to ${dir} (${[...files.keys()].join(', ')})\n`);
+    } else {
+      io.out(toYaml([...result.secrets, ...result.objects]));
+    }
+    if (result.skipped.length) {
+      io.err(
+        `export: skipped ${result.skipped.length} resources managed by an installation of the operator:\n${result.skipped
+          .map((s) => `  ${s.kind} ${s.id} (cluster ${s.cluster}, ${s.object})\n`)
+          .join('')}`,
+      );
+    }
+    if (result.secretNames.length && !o.includeSecrets) {
+      io.err(
+        `export: warning: these Secrets are referenced but not written (no secret value is): ${result.secretNames.join(', ')}. ` +
+          'Create them with the values in use (or export with --include-secrets); until they exist those objects wait (WaitingForSecret) and the remote values stay as they are.\n',
+      );
+    }
+    if (result.secrets.length)
+      io.err(
+        'export: warning: the Secrets hold secret values in plain text: encrypt them before committing (SOPS, Sealed Secrets)\n',
+      );
+  });
+}

@@ -1,0 +1,161 @@
+// `edgectl export`: an account's resources as the custom resources that adopt them. Every
+// kind is listed in pages (the bulk lists the operator observes with), each resource gets a
+// stable readable name, ids of exported resources become references to those names, secret
+// values become Secret key references, and the bindings' exportSpec turns the rest back into
+// spec fields, so applying the result adopts everything without an API write.
+import { stringify } from 'yaml';
+import type { EdgeClient } from '../api/client.ts';
+import { BINDINGS } from './kinds/index.ts';
+import type { AnyBinding, ExportContext, RemoteBase } from './runtime/binding.ts';
+import { GROUP, ID_ANNOTATION, VERSION } from './runtime/constants.ts';
+import type { KubeObject } from './runtime/kube.ts';
+import { decodeMetadata } from './runtime/owner.ts';
+
+export interface ExportOptions {
+  /** Written into every object; without it objects take the namespace they are applied to. */
+  namespace?: string;
+  /** Kinds to write (all by default); the others are still listed, to resolve references. */
+  kinds?: string[];
+  /** Write Secret manifests with the secret values the API returns. */
+  includeSecrets?: boolean;
+  /** A line per kind listed, for long runs. */
+  progress?: (line: string) => void;
+}
+
+export interface Skipped {
+  kind: string;
+  id: string;
+  /** The installation (cluster id) and object whose owner marker the resource carries. */
+  cluster: string;
+  object: string;
+}
+
+export interface ExportResult {
+  /** The custom resources, in the order of the kinds' list. */
+  objects: KubeObject[];
+  /** Secret manifests (only with includeSecrets). */
+  secrets: KubeObject[];
+  /** Secrets the objects reference, by name: the user creates them when includeSecrets is off. */
+  secretNames: string[];
+  skipped: Skipped[];
+}
+
+/** A lowercase RFC 1123 label from free text; '' when nothing usable is left. */
+export function slug(text: string | undefined, max = 63): string {
+  return (text ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, max)
+    .replace(/-+$/, '');
+}
+
+const byAge = (a: RemoteBase, b: RemoteBase) =>
+  (a.created_at ?? '').localeCompare(b.created_at ?? '') || a.id.localeCompare(b.id);
+
+export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): Promise<ExportResult> {
+  const unknown = (opts.kinds ?? []).filter((k) => !BINDINGS.some((b) => b.kind === k));
+  if (unknown.length)
+    throw new Error(`unknown kind ${unknown.join(', ')} (one of ${BINDINGS.map((b) => b.kind).join(', ')})`);
+  const listed = new Map<AnyBinding, RemoteBase[]>();
+  const skipped: Skipped[] = [];
+  for (const b of BINDINGS) {
+    const mine: RemoteBase[] = [];
+    for await (const r of b.api.list(api, {}) as AsyncIterable<RemoteBase>) {
+      const owner = decodeMetadata(r.metadata).owner;
+      if (owner) skipped.push({ kind: b.kind, id: r.id, cluster: owner.cluster, object: owner.object });
+      else mine.push(r);
+    }
+    mine.sort(byAge);
+    listed.set(b, mine);
+    opts.progress?.(`${b.kind}: ${mine.length}`);
+  }
+
+  // names first, for every kind, so references resolve whatever the order
+  const names = new Map<string, { kind: string; name: string }>();
+  for (const [b, items] of listed) {
+    const taken = new Set<string>();
+    for (const r of items) {
+      const base = slug(r.description) || `${b.kind.toLowerCase()}-${slug(r.id.replace(/^[a-z]+_/, ''), 40)}`;
+      let name = base;
+      for (let i = 2; taken.has(name); i++) name = `${base.slice(0, 60 - String(i).length)}-${i}`;
+      taken.add(name);
+      names.set(r.id, { kind: b.kind, name });
+    }
+  }
+
+  const wanted = (kind: string) => !opts.kinds?.length || opts.kinds.includes(kind);
+  const objects: KubeObject[] = [];
+  const secrets = new Map<string, Record<string, string>>();
+  for (const [b, items] of listed) {
+    if (!wanted(b.kind)) continue;
+    for (const r of items) {
+      const name = names.get(r.id)!.name;
+      const secretName = `${b.kind.toLowerCase()}-${name}`;
+      const x: ExportContext = {
+        ref: (id) => (wanted(names.get(id)?.kind ?? '') ? names.get(id) : undefined),
+        secret: (key, value) => {
+          const data = secrets.get(secretName) ?? {};
+          data[key] = value;
+          secrets.set(secretName, data);
+          return { name: secretName, key };
+        },
+      };
+      const { user } = decodeMetadata(r.metadata);
+      objects.push({
+        apiVersion: `${GROUP}/${VERSION}`,
+        kind: b.kind,
+        metadata: {
+          name,
+          ...(opts.namespace ? { namespace: opts.namespace } : {}),
+          annotations: { [ID_ANNOTATION]: r.id },
+        },
+        spec: {
+          ...(r.description ? { description: r.description } : {}),
+          ...(user ? { metadata: user } : {}),
+          ...b.exportSpec(r, x),
+        },
+      });
+    }
+  }
+  const secretNames = [...secrets.keys()].sort();
+  return {
+    objects,
+    secrets: opts.includeSecrets
+      ? secretNames.map((name) => ({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name, ...(opts.namespace ? { namespace: opts.namespace } : {}) },
+          type: 'Opaque',
+          stringData: secrets.get(name)!,
+        }))
+      : [],
+    secretNames,
+    skipped,
+  };
+}
+
+export const toYaml = (objs: KubeObject[]) =>
+  objs.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join('');
+
+/** The files of an export directory: one per kind, the Secrets, and a kustomization listing them. */
+export function exportFiles(result: ExportResult): Map<string, string> {
+  const files = new Map<string, string>();
+  if (result.secrets.length) files.set('secrets.yaml', toYaml(result.secrets));
+  for (const b of BINDINGS) {
+    const objs = result.objects.filter((o) => o.kind === b.kind);
+    if (objs.length) files.set(`${b.plural}.yaml`, toYaml(objs));
+  }
+  files.set(
+    'kustomization.yaml',
+    stringify(
+      {
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: [...files.keys()],
+      },
+      { lineWidth: 0 },
+    ),
+  );
+  return files;
+}

@@ -1,0 +1,210 @@
+// edgectl export against the emulator: an account made by hand comes out as the custom
+// resources that adopt it, references as names, secrets as Secret references, and every object
+// asks for exactly what the API holds (what the engine compares: nothing to write).
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import type { CliIO } from '../../src/cli/io.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
+import { exportAccount } from '../../src/operator/export.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import type { RemoteBase } from '../../src/operator/runtime/binding.ts';
+import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { covers, outputToInput, secretDigest, withoutSecrets } from '../../src/operator/runtime/modules.ts';
+import { populateAccount, SECRETS } from '../support/account.ts';
+import { emulatorWithClient, type Harness } from './harness.ts';
+
+let h: Harness;
+let account: Awaited<ReturnType<typeof populateAccount>>;
+beforeAll(async () => {
+  h = await emulatorWithClient();
+  account = await populateAccount(h.client);
+});
+afterAll(() => h.close());
+
+async function run(...args: string[]) {
+  let out = '';
+  let err = '';
+  const io: CliIO = {
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+    isTTY: false,
+    env: {},
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: Date.now,
+  };
+  const code = await runCli(['export', ...args, '--api-url', h.emu.url, '--api-key', h.emu.apiKey], io);
+  return { code, out, err, docs: parseAllDocuments(out).map((d) => d.toJS() as KubeObject) };
+}
+
+/** Every remote resource of the account, by id. */
+async function remotes(): Promise<Map<string, RemoteBase>> {
+  const out = new Map<string, RemoteBase>();
+  for (const b of BINDINGS)
+    for await (const r of b.api.list(h.client, {}) as AsyncIterable<RemoteBase>) out.set(r.id, r);
+  return out;
+}
+
+describe('edgectl export', () => {
+  it('writes one object per resource, named from descriptions, with references as names', async () => {
+    const r = await run('-n', 'team', '-o', 'yaml');
+    expect(r.code, r.err).toBe(0);
+    const objs = r.docs;
+    expect(objs).toHaveLength(account.resources);
+    expect(new Set(objs.map((o) => o.kind))).toEqual(new Set(BINDINGS.map((b) => b.kind)));
+    for (const o of objs) {
+      expect(o.metadata.name).toMatch(/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/);
+      expect(o.metadata.namespace).toBe('team');
+      expect(o.metadata.annotations?.[ID_ANNOTATION]).toMatch(/^[a-z]+_/);
+    }
+    for (const b of BINDINGS) {
+      const names = objs.filter((o) => o.kind === b.kind).map((o) => o.metadata.name);
+      expect(new Set(names).size, b.kind).toBe(names.length);
+    }
+    const named = (kind: string, name: string) =>
+      objs.find((o) => o.kind === kind && o.metadata.name === name);
+    expect(named('IPPolicy', 'corp')?.spec).toEqual({ description: 'corp', metadata: 'team=net' });
+    expect(named('IPPolicy', 'office-berlin')).toBeDefined();
+    const ruleRefs = objs
+      .filter((o) => o.kind === 'IPPolicyRule')
+      .map((o) => o.spec!.ipPolicyRef as { name: string });
+    expect(ruleRefs.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { name: 'corp' },
+      { name: 'corp' },
+      { name: 'office-berlin' },
+    ]);
+    expect(named('WeightedBackend', '90-10-canary-split')!.spec!.backends).toEqual([
+      { backendRef: { kind: 'TunnelGroupBackend', name: 'web' }, weight: 90 },
+      {
+        backendRef: { kind: 'TunnelGroupBackend', name: expect.stringMatching(/^tunnelgroupbackend-/) },
+        weight: 10,
+      },
+    ]);
+    const root = objs.find((o) => o.kind === 'HTTPSEdgeRoute' && o.spec!.match === '/')!;
+    expect(root.spec).toMatchObject({
+      edgeRef: { name: 'public-app' },
+      backend: { backendRef: { kind: 'WeightedBackend', name: '90-10-canary-split' } },
+      ipRestriction: { ipPolicyRefs: [{ name: 'corp' }] },
+      oidc: {
+        clientID: 'edge-app',
+        clientSecretRef: { name: `httpsedgeroute-${root.metadata.name}`, key: 'oidc-client-secret' },
+      },
+    });
+    expect(
+      named('IPRestriction', objs.find((o) => o.kind === 'IPRestriction')!.metadata.name)?.spec,
+    ).toMatchObject({
+      type: 'dashboard',
+      enforced: true,
+      ipPolicyRefs: [{ name: 'corp' }, { name: 'office-berlin' }],
+    });
+  });
+
+  it('skips and names what another installation manages', async () => {
+    const r = await run('-o', 'yaml');
+    expect(r.out).not.toContain(account.foreign);
+    expect(r.err).toContain(`IPPolicy ${account.foreign} (cluster other-cluster, IPPolicy/prod/theirs)`);
+  });
+
+  it('writes no secret value without --include-secrets, and names the Secrets to create', async () => {
+    const r = await run('-o', 'yaml');
+    for (const v of Object.values(SECRETS)) {
+      expect(r.out).not.toContain(v);
+      expect(r.err).not.toContain(v);
+    }
+    expect(r.docs.some((o) => o.kind === 'Secret')).toBe(false);
+    expect(r.err).toMatch(/warning: these Secrets are referenced but not written.*httpsedgeroute-/);
+    const withSecrets = await run('-o', 'yaml', '--include-secrets');
+    const secrets = withSecrets.docs.filter((o) => o.kind === 'Secret');
+    expect(
+      secrets.flatMap((s) => Object.values((s as unknown as { stringData: object }).stringData)).sort(),
+    ).toEqual(Object.values(SECRETS).sort());
+    expect(withSecrets.err).toMatch(/plain text/);
+  });
+
+  it('asks for exactly what the API holds: every field, module and secret compares equal', async () => {
+    const result = await exportAccount(h.client, { includeSecrets: true });
+    const byId = await remotes();
+    const ids = new Map(
+      result.objects.map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.annotations![ID_ANNOTATION]!]),
+    );
+    const secretValues = new Map(
+      result.secrets.flatMap((s) =>
+        Object.entries((s as unknown as { stringData: Record<string, string> }).stringData).map(([k, v]) => [
+          `${s.metadata.name}/${k}`,
+          v,
+        ]),
+      ),
+    );
+    const ref = (kind: string, name: string) => ids.get(`${kind}/${name}`)!;
+    const secret = (name: string, key: string) => secretValues.get(`${name}/${key}`)!;
+    for (const o of result.objects) {
+      const b = BINDINGS.find((x) => x.kind === o.kind)!;
+      const remote = byId.get(o.metadata.annotations![ID_ANNOTATION]!)!;
+      const { description, metadata, ...own } = o.spec as Record<string, unknown>;
+      expect(description ?? '', o.metadata.name).toBe(remote.description ?? '');
+      expect(metadata ?? '', o.metadata.name).toBe(remote.metadata ?? '');
+      // the spec is valid input for the CRD (the same zod the CRD schema comes from)
+      const spec = b.spec.strict().parse(own);
+      expect(b.desired(spec, ref), `${o.kind} ${o.metadata.name}`).toEqual(b.observe(remote));
+      for (const m of b.modules ?? []) {
+        const want = m.desired(spec, ref, secret);
+        const have = (remote as unknown as Record<string, Record<string, unknown> | null>)[m.name] ?? null;
+        const where = `${o.kind} ${o.metadata.name} module ${m.name}`;
+        if (!want) {
+          expect(have, where).toBeNull();
+          continue;
+        }
+        expect(have, where).not.toBeNull();
+        const input = outputToInput(have!);
+        expect(
+          covers(withoutSecrets(want, m.secretPaths), withoutSecrets(input, m.secretPaths)),
+          `${where}: ${JSON.stringify(want)} vs ${JSON.stringify(input)}`,
+        ).toBe(true);
+        expect(secretDigest(want, m.secretPaths, 'k'), where).toBe(secretDigest(input, m.secretPaths, 'k'));
+      }
+    }
+  });
+
+  it('is stable: a second export is identical', async () => {
+    const a = await run('-n', 'team', '-o', 'yaml', '--include-secrets');
+    const b = await run('-n', 'team', '-o', 'yaml', '--include-secrets');
+    expect(isDeepStrictEqual(a.out, b.out)).toBe(true);
+  });
+
+  it('writes a directory kubectl apply -k takes, and a narrower re-export replaces it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edge-export-'));
+    writeFileSync(join(dir, 'README.md'), 'mine');
+    const r = await run('--output-dir', dir);
+    expect(r.code, r.err).toBe(0);
+    const files = readdirSync(dir).sort();
+    expect(files).toEqual(
+      ['README.md', 'kustomization.yaml', ...BINDINGS.map((b) => `${b.plural}.yaml`)].sort(),
+    );
+    const k = parseAllDocuments(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'))[0]!.toJS();
+    expect(k.resources.sort()).toEqual(BINDINGS.map((b) => `${b.plural}.yaml`).sort());
+    await run('--output-dir', dir, '--kinds', 'IPPolicy,IPPolicyRule');
+    expect(readdirSync(dir).sort()).toEqual([
+      'README.md',
+      'ippolicies.yaml',
+      'ippolicyrules.yaml',
+      'kustomization.yaml',
+    ]);
+  });
+
+  it('refuses an unknown kind and two outputs in one line each', async () => {
+    const bad = await run('--kinds', 'Ingress', '-o', 'yaml');
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim()).toMatch(/^error: unknown kind Ingress \(one of IPPolicy, /);
+    const both = await run('--output-dir', '/tmp/x', '-o', 'yaml');
+    expect(both.code).toBe(2);
+    expect(both.err.trim().split('\n')).toHaveLength(1);
+  });
+});
