@@ -1,11 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-// Client-side token bucket. The public API allows about 120 requests per minute per
-// account; the default (1.8/s, burst 12) keeps any 60-second window at or below 120.
+// Client-side rate limiter. The public API allows about 120 requests per minute per account
+// (its exact algorithm is not published). A sliding window is the limit read literally: at most
+// `perMinute` requests in any 60 seconds, so a long run goes at the full rate (a token bucket
+// with burst must run below it to keep every window under the limit). Bursts are capped too,
+// at a tenth of the limit in any tenth of a minute, in case the API's own limiter is a bucket.
 
 export interface RateLimiterOptions {
   /** Requests per minute the account allows; Infinity disables the limiter. */
   perMinute: number;
-  /** Fraction of the budget kept as burst. */
+  /** Fraction of the budget that may go in one burst (within a tenth of the window). */
   burstFraction?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -19,91 +22,113 @@ export interface RateLimiterOptions {
  */
 export type Priority = 'urgent' | 'high' | 'low';
 export const PRIORITIES: readonly Priority[] = ['urgent', 'high', 'low'];
+const RANK: Record<Priority, number> = { urgent: 0, high: 1, low: 2 };
 
-const context = new AsyncLocalStorage<Priority>();
-/** Runs `fn` with every API call it makes at `priority` (the engine knows why it calls; the client need not). */
-export const withPriority = <T>(priority: Priority, fn: () => Promise<T>): Promise<T> =>
-  context.run(priority, fn);
-const currentPriority = () => context.getStore();
+/** The priority of a unit of work; raised while it waits when the user changes what it works on. */
+export interface PriorityCell {
+  priority: Priority;
+}
 
-export class TokenBucket {
-  readonly ratePerMs: number;
-  readonly capacity: number;
-  private tokens: number;
-  private last: number;
+const context = new AsyncLocalStorage<PriorityCell>();
+/** Runs `fn` with every API call it makes at the cell's priority (the engine knows why it calls; the client need not). */
+export const withPriority = <T>(cell: PriorityCell | Priority, fn: () => Promise<T>): Promise<T> =>
+  context.run(typeof cell === 'string' ? { priority: cell } : cell, fn);
+const currentCell = () => context.getStore();
+
+/** A minute plus a second of margin: requests sent a window apart may arrive closer together. */
+const WINDOW_MS = 61_000;
+
+export class RateLimiter {
+  readonly perMinute: number;
+  readonly burst: number;
+  private readonly burstWindowMs: number;
+  /** Send times of the last `perMinute` grants, oldest first. */
+  private readonly sent: number[] = [];
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
-  private readonly waiters: Record<Priority, { release: () => void; since: number }[]> = {
-    urgent: [],
-    high: [],
-    low: [],
-  };
+  private readonly waiters: { release: () => void; since: number; cell: PriorityCell }[] = [];
   private pumping = false;
   private readonly maxLowWaitMs: number;
   /** Total milliseconds callers waited; exported as a metric. */
   waitedMs = 0;
-  /** The same, by priority. */
+  /** The same, by priority (the priority a caller had when it was served). */
   readonly waitedByPriority: Record<Priority, number> = { urgent: 0, high: 0, low: 0 };
 
   constructor(opts: RateLimiterOptions) {
-    const burst = opts.burstFraction ?? 0.1;
-    this.capacity = Number.isFinite(opts.perMinute)
-      ? Math.max(1, Math.floor(opts.perMinute * burst))
+    this.perMinute = opts.perMinute;
+    this.burst = Number.isFinite(opts.perMinute)
+      ? Math.max(1, Math.floor(opts.perMinute * (opts.burstFraction ?? 0.1)))
       : Infinity;
-    this.ratePerMs = Number.isFinite(opts.perMinute) ? (opts.perMinute * (1 - burst)) / 60_000 : Infinity;
-    this.tokens = this.capacity;
+    this.burstWindowMs = 60_000 * (this.burst / opts.perMinute);
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
-    this.last = this.now();
     this.maxLowWaitMs = opts.maxLowWaitMs ?? 10_000;
   }
 
   /** Callers waiting, by priority. */
   get queued(): Record<Priority, number> {
-    return {
-      urgent: this.waiters.urgent.length,
-      high: this.waiters.high.length,
-      low: this.waiters.low.length,
-    };
+    const q = { urgent: 0, high: 0, low: 0 };
+    for (const w of this.waiters) q[w.cell.priority]++;
+    return q;
   }
 
   /**
-   * Resolves when a request may be sent. High-priority callers are served first, each
-   * priority in order of arrival: a user's edit never queues behind drift observation.
+   * Resolves when a request may be sent. Urgent callers are served first, then high, then
+   * low, each in order of arrival: a user's edit never queues behind drift observation.
    */
-  take(priority: Priority = currentPriority() ?? 'high'): Promise<void> {
-    if (this.capacity === Infinity) return Promise.resolve();
+  take(priority?: Priority): Promise<void> {
+    if (!Number.isFinite(this.perMinute)) return Promise.resolve();
+    const cell = priority ? { priority } : (currentCell() ?? { priority: 'high' as const });
     return new Promise((release) => {
-      this.waiters[priority].push({ release, since: this.now() });
+      this.waiters.push({ release, since: this.now(), cell });
       void this.pump();
     });
+  }
+
+  /** A waiting caller's cell was raised: serve it by its new priority. */
+  reprioritized(): void {
+    if (this.waiters.length) void this.pump();
+  }
+
+  /** The next waiter to serve: the earliest of the highest priority, unless a low one waited too long. */
+  private next(): number {
+    let best = -1;
+    for (let i = 0; i < this.waiters.length; i++)
+      if (best < 0 || RANK[this.waiters[i]!.cell.priority] < RANK[this.waiters[best]!.cell.priority])
+        best = i;
+    if (best < 0 || this.waiters[best]!.cell.priority === 'urgent') return best;
+    // observation is not starved by a long run of creates (never before urgent work)
+    const low = this.waiters.findIndex((w) => w.cell.priority === 'low');
+    return low >= 0 && this.now() - this.waiters[low]!.since >= this.maxLowWaitMs ? low : best;
+  }
+
+  /** Milliseconds until one more request fits both windows (0: now). */
+  private delay(now: number): number {
+    const s = this.sent;
+    while (s.length && s[0]! <= now - WINDOW_MS) s.shift();
+    let wait = 0;
+    if (s.length >= this.perMinute) wait = s[s.length - this.perMinute]! + WINDOW_MS - now;
+    if (s.length >= this.burst) wait = Math.max(wait, s[s.length - this.burst]! + this.burstWindowMs - now);
+    return Math.max(0, Math.ceil(wait));
   }
 
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      for (;;) {
-        // observation is not starved by a long run of creates: a low caller that waited long
-        // enough goes next (never before urgent work)
-        const oldestLow = this.waiters.low[0];
-        const aged =
-          !this.waiters.urgent.length && oldestLow && this.now() - oldestLow.since >= this.maxLowWaitMs;
-        const priority = aged ? 'low' : PRIORITIES.find((p) => this.waiters[p].length);
-        if (!priority) return;
+      while (this.waiters.length) {
         const now = this.now();
-        this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);
-        this.last = now;
-        if (this.tokens >= 1) {
-          this.tokens -= 1;
-          const w = this.waiters[priority].shift()!;
-          const waited = now - w.since;
-          this.waitedMs += waited;
-          this.waitedByPriority[priority] += waited;
-          w.release();
+        const wait = this.delay(now);
+        if (wait > 0) {
+          await this.sleep(wait);
           continue;
         }
-        await this.sleep(Math.ceil((1 - this.tokens) / this.ratePerMs));
+        const [w] = this.waiters.splice(this.next(), 1);
+        this.sent.push(now);
+        const waited = now - w!.since;
+        this.waitedMs += waited;
+        this.waitedByPriority[w!.cell.priority] += waited;
+        w!.release();
       }
     } finally {
       this.pumping = false;

@@ -4,7 +4,7 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { VERSION } from '../version.ts';
 import { ApiError, type ApiErrorBody } from './errors.ts';
 import type { Method } from './operations.ts';
-import { type Priority, TokenBucket } from './rate-limiter.ts';
+import { type Priority, RateLimiter } from './rate-limiter.ts';
 
 export const USER_AGENT = `edge-operator/${VERSION} (node ${process.versions.node})`;
 export const SERVICE_VERSION = '2';
@@ -27,7 +27,7 @@ export interface TransportOptions {
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; maxRetryAfterMs?: number };
   /** Requests per minute allowed by the account (default 120); Infinity disables. */
   rateLimitPerMinute?: number;
-  rateLimiter?: TokenBucket;
+  rateLimiter?: RateLimiter;
   onCall?: (event: CallEvent) => void;
   /** Called before sleeping for a retry; the operator counts throttling with it. */
   onRetry?: (event: CallEvent & { delayMs: number; reason: string }) => void;
@@ -99,7 +99,7 @@ export class Transport {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly maxRetryAfterMs: number;
-  readonly limiter: TokenBucket;
+  readonly limiter: RateLimiter;
   private readonly opts: TransportOptions;
 
   constructor(opts: TransportOptions) {
@@ -116,7 +116,7 @@ export class Transport {
     this.baseDelayMs = r.baseDelayMs ?? 250;
     this.maxDelayMs = r.maxDelayMs ?? 15_000;
     this.maxRetryAfterMs = r.maxRetryAfterMs ?? 60_000;
-    this.limiter = opts.rateLimiter ?? new TokenBucket({ perMinute: opts.rateLimitPerMinute ?? 120 });
+    this.limiter = opts.rateLimiter ?? new RateLimiter({ perMinute: opts.rateLimitPerMinute ?? 120 });
   }
 
   url(path: string): URL {

@@ -107,6 +107,16 @@ describe('edgectl export', () => {
     });
   });
 
+  it('keeps ids of what no kind manages (certificate authorities)', async () => {
+    const r = await run('-o', 'yaml');
+    expect(r.docs.find((o) => o.metadata.name === 'mtls')?.spec).toEqual({
+      description: 'mtls',
+      hostports: ['mtls.example.com:443'],
+      mutualTLS: { certificateAuthorityIDs: [account.ca] },
+      tlsTermination: { minVersion: '1.3' },
+    });
+  });
+
   it('skips and names what another installation manages', async () => {
     const r = await run('-o', 'yaml');
     expect(r.out).not.toContain(account.foreign);

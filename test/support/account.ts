@@ -3,6 +3,7 @@
 // the operator manages. Shared by the export tests (integration and e2e).
 import type { EdgeClient } from '../../src/api/client.ts';
 import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { selfSignedPem } from '../../src/util/x509.ts';
 
 export const SECRETS = {
   oidc: 'oidc-s3cret-value',
@@ -93,10 +94,18 @@ export async function populateAccount(c: EdgeClient) {
     tls_termination: { terminate_at: 'upstream' },
     backend: { backend_id: web.id },
   });
+  // certificate authorities are no kind of the operator's: the spec keeps their ids
+  const ca = await c.certificateAuthorities.create({ ca_pem: await selfSignedPem('Clients CA') });
+  await c.tlsEdges.create({
+    description: 'mtls',
+    hostports: ['mtls.example.com:443'],
+    mutual_tls: { certificate_authority_ids: [ca.id] },
+    tls_termination: { min_version: '1.3' },
+  });
   // managed by another installation: never exported
   const foreign = await c.ipPolicies.create({
     description: 'theirs',
     metadata: encodeMetadata({ cluster: 'other-cluster', uid: 'u-1', object: 'IPPolicy/prod/theirs' }, ''),
   });
-  return { foreign: foreign.id, resources: 17 };
+  return { foreign: foreign.id, ca: ca.id, resources: 18 };
 }

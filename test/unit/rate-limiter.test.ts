@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TokenBucket } from '../../src/api/rate-limiter.ts';
+import { type Priority, RateLimiter, withPriority } from '../../src/api/rate-limiter.ts';
 
 function fakeClock() {
   let now = 0;
@@ -11,10 +11,10 @@ function fakeClock() {
   };
 }
 
-describe('token bucket', () => {
+describe('rate limiter', () => {
   it('keeps any 60-second window within the account limit of 120 requests', async () => {
     const clock = fakeClock();
-    const bucket = new TokenBucket({ perMinute: 120, ...clock });
+    const bucket = new RateLimiter({ perMinute: 120, ...clock });
     const times: number[] = [];
     for (let i = 0; i < 400; i++) {
       await bucket.take();
@@ -24,13 +24,29 @@ describe('token bucket', () => {
       const inWindow = times.filter((t) => t >= times[i]! && t < times[i]! + 60_000).length;
       expect(inWindow).toBeLessThanOrEqual(120);
     }
-    // and it is not needlessly slow: 400 requests take under 4 minutes
-    expect(clock.now()).toBeLessThan(240_000);
+    // and it goes at the full rate less a second a minute of margin, not below it
+    expect(clock.now()).toBeLessThanOrEqual(205_000);
+    // bursts are capped: at most a tenth of the limit in any tenth of a minute
+    for (let i = 0; i < times.length; i++)
+      expect(times.filter((t) => t >= times[i]! && t < times[i]! + 6_000).length).toBeLessThanOrEqual(12);
+  });
+
+  it('serves a waiting caller whose work became urgent before earlier high ones', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({ perMinute: 60, burstFraction: 1 / 60, ...clock });
+    const order: string[] = [];
+    await limiter.take('high'); // the one request the window has
+    const cells = [1, 2, 3].map((n) => ({ priority: 'high' as Priority, n }));
+    const done = cells.map((c) => withPriority(c, () => limiter.take()).then(() => order.push(`high${c.n}`)));
+    cells[2]!.priority = 'urgent';
+    limiter.reprioritized();
+    await Promise.all(done);
+    expect(order).toEqual(['high3', 'high1', 'high2']);
   });
 
   it('serves waiting callers in order', async () => {
     const clock = fakeClock();
-    const bucket = new TokenBucket({ perMinute: 60, burstFraction: 1 / 60, ...clock });
+    const bucket = new RateLimiter({ perMinute: 60, burstFraction: 1 / 60, ...clock });
     const order: number[] = [];
     await Promise.all([1, 2, 3, 4].map((n) => bucket.take().then(() => order.push(n))));
     expect(order).toEqual([1, 2, 3, 4]);
@@ -38,7 +54,7 @@ describe('token bucket', () => {
 
   it('serves high-priority callers before low-priority ones that waited longer', async () => {
     const clock = fakeClock();
-    const bucket = new TokenBucket({ perMinute: 60, burstFraction: 1 / 60, ...clock });
+    const bucket = new RateLimiter({ perMinute: 60, burstFraction: 1 / 60, ...clock });
     const order: string[] = [];
     const low = [1, 2, 3].map((n) => bucket.take('low').then(() => order.push(`low${n}`)));
     const high = [1, 2].map((n) => bucket.take('high').then(() => order.push(`high${n}`)));
@@ -50,7 +66,7 @@ describe('token bucket', () => {
 
   it('does not starve observation: a low caller goes after waiting the maximum, urgent ones still first', async () => {
     const clock = fakeClock();
-    const bucket = new TokenBucket({ perMinute: 60, burstFraction: 1 / 60, maxLowWaitMs: 5000, ...clock });
+    const bucket = new RateLimiter({ perMinute: 60, burstFraction: 1 / 60, maxLowWaitMs: 5000, ...clock });
     const order: string[] = [];
     await bucket.take('high'); // the one token there was
     const low = bucket.take('low').then(() => order.push('low'));
@@ -65,7 +81,7 @@ describe('token bucket', () => {
   });
 
   it('does nothing when disabled', async () => {
-    const bucket = new TokenBucket({ perMinute: Infinity });
+    const bucket = new RateLimiter({ perMinute: Infinity });
     for (let i = 0; i < 1000; i++) await bucket.take();
     expect(bucket.waitedMs).toBe(0);
   });

@@ -40,9 +40,7 @@ export const backendBody = (m: BackendModule | undefined, ref: ResolveRef) =>
 /** A backend id as a reference to the exported backend (of either kind), else the id. */
 export const backendRefOrID = (x: ExportContext, id: string) => {
   const r = x.ref(id);
-  return r
-    ? { backendRef: { kind: r.kind as (typeof BACKEND_KINDS)[number], name: r.name } }
-    : { backendID: id };
+  return r ? { backendRef: { kind: r.kind, name: r.name } } : { backendID: id };
 };
 export const backendSpec = (
   m: { enabled: boolean; backend: { id: string } } | null | undefined,
@@ -66,8 +64,9 @@ export const tlsTerminationSpec = (
   m
     ? {
         ...exportEnabled(m),
-        ...(withTerminateAt && m.terminate_at
-          ? { terminateAt: m.terminate_at as (typeof TERMINATE_AT)[number] }
+        // 'edge' is the spec's default
+        ...(withTerminateAt && m.terminate_at && m.terminate_at !== 'edge'
+          ? { terminateAt: m.terminate_at }
           : {}),
         ...(m.min_version ? { minVersion: m.min_version } : {}),
       }

@@ -4,7 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { ApiError, isNotFound, isRetryable } from '../../api/errors.ts';
-import { type Priority, withPriority } from '../../api/rate-limiter.ts';
+import { type Priority, type PriorityCell, withPriority } from '../../api/rate-limiter.ts';
 import type { AnyBinding, Common } from './binding.ts';
 import { type Condition, conditionsFor, type Phase } from './conditions.ts';
 import {
@@ -161,6 +161,21 @@ export class Engine {
   /** When a new object began waiting for a reference or a Secret, until it says so in status. */
   private readonly waitingSince = new Map<string, number>();
 
+  /** The budget priority of each reconcile in flight, by object. */
+  private readonly running = new Map<string, PriorityCell>();
+
+  /**
+   * The user changed an object whose reconcile is in flight: its remaining API calls go at
+   * urgent priority, so the edit (re-queued behind it) does not wait behind creates.
+   */
+  escalate(key: string): void {
+    const cell = this.running.get(key);
+    if (cell && cell.priority !== 'urgent') {
+      cell.priority = 'urgent';
+      this.o.api.transport.limiter.reprioritized();
+    }
+  }
+
   /** Drops what is kept for an object that is gone. */
   drop(key: string): void {
     this.waitingSince.delete(key);
@@ -187,9 +202,11 @@ export class Engine {
         (status?.id && status.observedGeneration !== obj.metadata.generation)
           ? 'urgent'
           : 'high';
-      return await withPriority(priority, () =>
+      const cell: PriorityCell = { priority };
+      this.running.set(key, cell);
+      return await withPriority(cell, () =>
         obj.metadata.deletionTimestamp ? this.finalize(obj) : this.sync(obj, startEpoch),
-      );
+      ).finally(() => this.running.delete(key));
     } catch (err) {
       if (err instanceof Stop) {
         // Throttled while only looking (nothing the user changed is pending): the object

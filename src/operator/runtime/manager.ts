@@ -325,7 +325,9 @@ export class Manager {
         type === 'update' &&
         (obj.metadata.generation !== old?.metadata.generation ||
           (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp));
-      c.queue.add(key, changed && (obj.status as { id?: string } | undefined)?.id ? 'urgent' : 'high');
+      const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
+      c.queue.add(key, urgent ? 'urgent' : 'high');
+      if (urgent) c.engine.escalate(key);
     }
     // objects referencing this one react to it getting (or losing) an id
     const idChanged =
