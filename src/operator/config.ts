@@ -72,6 +72,7 @@ export const BOUNDS = {
   agentMetricsMs: { min: 1000, max: 24 * 3_600_000 },
 } as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
+const LOG_FORMATS = ['auto', 'json', 'text'];
 /** Kubernetes label values: what --instance may be. */
 const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
 
@@ -95,6 +96,8 @@ export interface OperatorConfig {
   leaderElectionId: string;
   clusterId?: string;
   logLevel: string;
+  /** text: one readable line per entry (a terminal); json: one JSON object per line (log pipelines). */
+  logFormat: 'json' | 'text';
   apiRatePerMinute: number;
   drainMs: number;
   examples?: string;
@@ -200,6 +203,11 @@ export function addOperatorOptions(cmd: Command): Command {
     )
     .addOption(new Option('--log-level <level>', LOG_LEVELS.join(', ')).env('LOG_LEVEL').default('info'))
     .addOption(
+      new Option('--log-format <format>', 'json, text, or auto: text on a terminal, JSON otherwise')
+        .env('LOG_FORMAT')
+        .default('auto'),
+    )
+    .addOption(
       new Option(
         '--probe-listen <host:port>',
         'separate address for /healthz and /readyz (default: --listen)',
@@ -254,6 +262,9 @@ export function readConfig(o: Raw): OperatorConfig {
   const logLevel = String(o.logLevel);
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`--log-level: "${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+  const logFormat = String(o.logFormat);
+  if (!LOG_FORMATS.includes(logFormat))
+    throw new ConfigError(`--log-format: "${logFormat}" is not one of ${LOG_FORMATS.join(', ')}`);
   const listen = String(o.listen);
   parseListen('--listen', listen);
   const probeListen = (o.probeListen as string) || undefined;
@@ -290,6 +301,8 @@ export function readConfig(o: Raw): OperatorConfig {
       (o.leaderElectionId as string) || (instance ? `edge-operator-${instance}` : 'edge-operator'),
     clusterId: (o.clusterId as string) || undefined,
     logLevel,
+    logFormat:
+      logFormat === 'auto' ? (process.stdout.isTTY ? 'text' : 'json') : (logFormat as 'json' | 'text'),
     apiRatePerMinute: boundedNumber(
       '--api-rate-limit',
       String(o.apiRateLimit),

@@ -33,7 +33,7 @@ function describeCluster(kc: KubeTarget): { server: string; context: string } {
 export async function runOperator(
   cfg: OperatorConfig,
 ): Promise<{ manager: Manager; stop: () => Promise<void> }> {
-  const log = createLogger(cfg.logLevel);
+  const log = createLogger(cfg.logLevel, cfg.logFormat);
   const metrics = createMetrics();
   const closers: (() => Promise<void>)[] = [];
   const inCluster = !!process.env.KUBERNETES_SERVICE_HOST;
@@ -235,6 +235,9 @@ async function startOperator(
     stop: async () => {
       await manager.stop();
       for (const c of closers.reverse()) await c();
+      // kept on purpose: the next `npm start` finds the objects and starts in seconds
+      if (cfg.local)
+        log.info('the local control plane keeps running for the next start; `npm run cluster:down` stops it');
     },
   };
 }

@@ -68,6 +68,23 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
       return condition(o, 'Reconciling')?.reason === 'WaitingForReference' ? o : undefined;
     });
     expect(condition(waiting, 'Reconciling')?.message).toContain('IPPolicy corp');
+    // and `kubectl describe` shows the wait as an Event, once
+    const waits = await waitFor('a WaitingForReference event', async () => {
+      const events = (await w.kube.list({ group: '', version: 'v1', plural: 'events' }, w.ns))
+        .items as unknown as {
+        reason: string;
+        message: string;
+        involvedObject: { name: string };
+        source: { component: string };
+      }[];
+      const found = events.filter(
+        (e) => e.reason === 'WaitingForReference' && e.involvedObject.name === 'office',
+      );
+      return found.length ? found : undefined;
+    });
+    expect(waits).toHaveLength(1);
+    expect(waits[0]!.message).toContain('IPPolicy corp');
+    expect(waits[0]!.source.component).toBe('edge-operator');
     await w.kube.create(P, w.ns, obj('IPPolicy', w.ns, 'corp', { description: 'corporate' }));
 
     const policy = await readyObj(P, 'corp');

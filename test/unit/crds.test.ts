@@ -26,6 +26,12 @@ describe('crds/', () => {
       const v = crd.spec.versions[0];
       expect(crd.spec.names.categories).toEqual(['edge']);
       expect(crd.spec.names.shortNames.length).toBeGreaterThan(0);
+      // a short name is no second spelling of the singular, and takes none that other
+      // well-known kinds use (OpenShift's Route is `route`)
+      for (const short of crd.spec.names.shortNames) {
+        expect(short).not.toBe(crd.spec.names.singular);
+        expect(['route', 'ing', 'svc', 'cert', 'gw', 'edge']).not.toContain(short);
+      }
       expect(v.subresources).toEqual({ status: {} });
       expect(v.additionalPrinterColumns.map((c: { name: string }) => c.name)).toEqual(
         expect.arrayContaining(['ID', 'Ready', 'Age']),

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliIO, EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { parseBool, readConfig } from '../../src/operator/config.ts';
+import { createLogger } from '../../src/operator/runtime/logging.ts';
 
 function io(): CliIO & { errText: () => string } {
   let err = '';
@@ -52,6 +53,7 @@ const base = {
   apiRateLimit: '120',
   drainTimeout: '30s',
   logLevel: 'info',
+  logFormat: 'auto',
   agentMetricsInterval: '60s',
 };
 
@@ -73,6 +75,7 @@ describe('operator flags', () => {
     [{ probeListen: 'x' }, '--probe-listen: "x" is not host:port'],
     [{ drainTimeout: '1h' }, '--drain-timeout: 1h is out of range'],
     [{ logLevel: 'loud' }, '--log-level: "loud" is not one of'],
+    [{ logFormat: 'pretty' }, '--log-format: "pretty" is not one of auto, json, text'],
     [{ instance: 'Not A Label!' }, '--instance: "Not A Label!" is not a valid label value'],
     [{ apiUrl: 'example.com' }, '--api-url: "example.com" is not an http(s) URL'],
     [{ apiUrl: 'https://api.example.com', emulator: 'true' }, '--emulator and --api-url exclude each other'],
@@ -193,5 +196,26 @@ describe('no throw-away API against a real cluster', () => {
       process.env.HOME = prevHome;
       if (prevKc !== undefined) process.env.KUBECONFIG = prevKc;
     }
+  });
+});
+
+describe('log format', () => {
+  it('text is one readable line per entry, secrets still redacted', () => {
+    const lines: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    process.stdout.write = ((s: string) => lines.push(s) > 0) as typeof process.stdout.write;
+    try {
+      createLogger('info', 'text').info({ object: 'ns/corp', apiKey: 'k-123', note: 'two words' }, 'synced');
+    } finally {
+      process.stdout.write = write;
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}synced {2}object=ns\/corp apiKey=\[redacted\] note="two words"\n$/,
+    );
+  });
+  it('auto picks JSON when the output is not a terminal', () => {
+    expect(readConfig({ ...base }).logFormat).toBe(process.stdout.isTTY ? 'text' : 'json');
+    expect(readConfig({ ...base, logFormat: 'text' }).logFormat).toBe('text');
   });
 });

@@ -51,7 +51,7 @@ const HTTPSSpec = z.object({
 export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts>({
   kind: 'HTTPSEdge',
   plural: 'httpsedges',
-  shortNames: ['httpsedge'],
+  shortNames: ['edgehttps'],
   description: 'An HTTPS edge: hostports whose traffic HTTPSEdgeRoutes route.',
   spec: HTTPSSpec,
   ...edgeBase,
@@ -74,7 +74,7 @@ const TCPSpec = z.object({
 export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
   kind: 'TCPEdge',
   plural: 'tcpedges',
-  shortNames: ['tcpedge'],
+  shortNames: ['edgetcp'],
   description: 'A TCP edge: hostports and the backend that serves them.',
   spec: TCPSpec,
   ...edgeBase,
@@ -99,7 +99,7 @@ const TLSSpec = z.object({
 export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
   kind: 'TLSEdge',
   plural: 'tlsedges',
-  shortNames: ['tlsedge'],
+  shortNames: ['edgetls'],
   description: 'A TLS edge: hostports, mutual TLS, TLS termination and a backend.',
   spec: TLSSpec,
   ...edgeBase,

@@ -309,7 +309,7 @@ function routeModule(
 export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
   kind: 'HTTPSEdgeRoute',
   plural: 'httpsedgeroutes',
-  shortNames: ['route'],
+  shortNames: ['edgeroute'],
   description:
     'A route of an HTTPS edge and its modules (backend, IP restriction, circuit breaker, headers, webhook verification, OAuth, SAML, OIDC...).',
   spec: Spec,

@@ -63,6 +63,11 @@ const METADATA_MAX = 4096;
 /** Waits shorter than this are not written to a new object's status. */
 const QUIET_WAIT_MS = 5000;
 const WAITS = new Set(['WaitingForReference', 'WaitingForSecret']);
+/**
+ * Progressing states a person running `kubectl describe` should see as Events too (repeats
+ * are dropped by the recorder; throttling shows in metrics, not per object).
+ */
+const NOTEWORTHY = new Set([...WAITS, 'ApiUnavailable', 'DeleteFailed']);
 const SLOW_RETRY_MS = 5 * 60_000;
 
 type Status = Record<string, unknown> & {
@@ -238,8 +243,15 @@ export class Engine {
             status: obj.status,
             resourceVersion: obj.metadata.resourceVersion,
           });
-        if (err.phase.state === 'stalled')
-          this.o.events.record(obj, 'Warning', err.phase.reason, err.phase.message);
+        if (err.phase.state === 'stalled' || NOTEWORTHY.has(err.phase.reason))
+          this.o.events.record(
+            obj,
+            err.phase.state === 'stalled' || err.phase.reason !== 'WaitingForReference'
+              ? 'Warning'
+              : 'Normal',
+            err.phase.reason,
+            err.phase.message,
+          );
         return err.outcome;
       }
       if (err instanceof KubeError && isConflict(err)) return { retry: true };

@@ -11,10 +11,13 @@ export class EventRecorder {
   private readonly log: Logger;
   private readonly instance: string;
   private readonly windowMs: number;
-  constructor(kube: Kube, log: Logger, instance: string, windowMs = 5 * 60_000) {
+  /** `edge-operator`, or `edge-operator/<instance>`: two installations' Events are told apart. */
+  private readonly component: string;
+  constructor(kube: Kube, log: Logger, identity: string, instance?: string, windowMs = 5 * 60_000) {
     this.kube = kube;
     this.log = log;
-    this.instance = instance;
+    this.instance = identity;
+    this.component = instance ? `edge-operator/${instance}` : 'edge-operator';
     this.windowMs = windowMs;
   }
 
@@ -46,7 +49,7 @@ export class EventRecorder {
         type,
         reason,
         message: message.slice(0, 1024),
-        source: { component: 'edge-operator' },
+        source: { component: this.component },
         reportingComponent: 'edge.tunnel.dev/edge-operator',
         reportingInstance: this.instance,
         firstTimestamp: ts,

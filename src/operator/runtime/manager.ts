@@ -149,7 +149,7 @@ export class Manager {
   }
 
   private startControllers(): void {
-    const events = new EventRecorder(this.o.kube, this.o.log, this.o.identity);
+    const events = new EventRecorder(this.o.kube, this.o.log, this.o.identity, this.o.instance);
     events.onRecord = (reason) => this.o.metrics.eventsRecorded.inc({ reason });
     const namespaces = this.o.namespaces.length ? this.o.namespaces : [undefined];
     const labelSelector = this.o.instance ? `${INSTANCE_LABEL}=${this.o.instance}` : `!${INSTANCE_LABEL}`;
