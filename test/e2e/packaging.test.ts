@@ -148,6 +148,48 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       { dryRun: true },
     );
     await apply(w.kube, template('watchNamespaces={default}'), 'edge-system', { dryRun: true });
+    // the values a platform team sets in its first weeks
+    const day2 = docs(
+      execFileSync(
+        bin('helm'),
+        [
+          'template',
+          'eo',
+          CHART,
+          '--namespace',
+          'edge-system',
+          '--set',
+          'api.url=https://api.example.com',
+          '--set',
+          'fullnameOverride=edge-day2',
+          '--set',
+          'serviceAccount.annotations.iam=role',
+          '--set-json',
+          'extraEnv=[{"name":"HTTPS_PROXY","value":"http://proxy:3128"},{"name":"NODE_EXTRA_CA_CERTS","value":"/etc/corp-ca/ca.crt"}]',
+          '--set-json',
+          'extraVolumes=[{"name":"corp-ca","configMap":{"name":"corp-ca"}}]',
+          '--set-json',
+          'extraVolumeMounts=[{"name":"corp-ca","mountPath":"/etc/corp-ca","readOnly":true}]',
+          '--set',
+          'podLabels.team=net',
+          '--set',
+          'terminationGracePeriodSeconds=60',
+          '--set-json',
+          'topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app.kubernetes.io/name":"edge-operator"}}}]',
+          '--set',
+          'podDisruptionBudget.enabled=true',
+        ],
+        { encoding: 'utf8' },
+      ),
+    );
+    const pdb = day2.find((o) => o.kind === 'PodDisruptionBudget')!;
+    expect((pdb as unknown as { spec: object }).spec).toMatchObject({ maxUnavailable: 1 });
+    expect(day2.find((o) => o.kind === 'ServiceAccount')?.metadata.annotations).toEqual({ iam: 'role' });
+    await apply(w.kube, day2, 'edge-system', { dryRun: true });
+    // a value the schema does not know is refused at once, naming it
+    expect(() => helmTemplate(['api.url=https://api.example.com', 'extraEnvs[0].name=X'])).toThrow(
+      /extraEnvs/,
+    );
     for (const dir of ['deploy', 'deploy/overlays/example']) {
       const objs = docs(
         execFileSync(bin('kustomize'), ['build', join(REPO_ROOT, dir)], { encoding: 'utf8' }),
