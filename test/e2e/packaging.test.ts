@@ -190,11 +190,13 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     expect(() => helmTemplate(['api.url=https://api.example.com', 'extraEnvs[0].name=X'])).toThrow(
       /extraEnvs/,
     );
-    for (const dir of ['deploy', 'deploy/overlays/example']) {
+    for (const dir of ['deploy/crds', 'deploy', 'deploy/overlays/example']) {
       const objs = docs(
         execFileSync(bin('kustomize'), ['build', join(REPO_ROOT, dir)], { encoding: 'utf8' }),
       );
-      expect(objs.some((o) => o.kind === 'Deployment')).toBe(true);
+      // the CRDs and the operator are apart: deleting one never deletes the other
+      expect(objs.some((o) => o.kind === 'Deployment')).toBe(dir !== 'deploy/crds');
+      expect(objs.some((o) => o.kind === 'CustomResourceDefinition')).toBe(dir === 'deploy/crds');
       await apply(w.kube, objs, 'edge-system', { dryRun: true });
     }
   });
