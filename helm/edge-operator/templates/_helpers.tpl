@@ -52,3 +52,22 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   resources: [events]
   verbs: [create, patch]
 {{- end }}
+
+{{/*
+The V8 heap limit in MiB: heapPercentOfLimit of resources.limits.memory (Ki, Mi, Gi, k, M, G or
+bytes), or nothing without a limit. Node's own default follows the host's or the cgroup's whole
+memory, so the heap would grow into the pod's limit before collecting: this keeps RSS near the
+live data and leaves room for buffers and code (the Node analogue of Go's GOMEMLIMIT).
+*/}}
+{{- define "edge-operator.heapMiB" -}}
+{{- $m := toString (dig "limits" "memory" "" .Values.resources) -}}
+{{- $mib := 0 -}}
+{{- if hasSuffix "Gi" $m }}{{ $mib = mul (trimSuffix "Gi" $m | int64) 1024 }}
+{{- else if hasSuffix "Mi" $m }}{{ $mib = trimSuffix "Mi" $m | int64 }}
+{{- else if hasSuffix "Ki" $m }}{{ $mib = div (trimSuffix "Ki" $m | int64) 1024 }}
+{{- else if hasSuffix "G" $m }}{{ $mib = div (mul (trimSuffix "G" $m | int64) 1000000000) 1048576 }}
+{{- else if hasSuffix "M" $m }}{{ $mib = div (mul (trimSuffix "M" $m | int64) 1000000) 1048576 }}
+{{- else if hasSuffix "k" $m }}{{ $mib = div (mul (trimSuffix "k" $m | int64) 1000) 1048576 }}
+{{- else if regexMatch "^[0-9]+$" $m }}{{ $mib = div ($m | int64) 1048576 }}{{ end -}}
+{{- if gt (int64 $mib) 0 }}{{ div (mul $mib .Values.heapPercentOfLimit) 100 }}{{ end -}}
+{{- end }}
