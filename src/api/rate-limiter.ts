@@ -1,15 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 // Client-side rate limiter. The public API allows about 120 requests per minute per account
-// (its exact algorithm is not published). A sliding window is the limit read literally: at most
-// `perMinute` requests in any 60 seconds, so a long run goes at the full rate (a token bucket
-// with burst must run below it to keep every window under the limit). Bursts are capped too,
-// at a tenth of the limit in any tenth of a minute, in case the API's own limiter is a bucket.
+// (its algorithm is not published): a token bucket with a small burst, refilled so that no
+// 60-second window ever holds more than `perMinute` requests (burst + rate x 60 s = perMinute).
+// The burst is kept small on purpose: a large one costs throughput for good (the rate must
+// leave room for it) and, after a pause, hands out a clump that makes the next caller wait;
+// requests evenly spaced keep an urgent caller's wait under one interval.
 
 export interface RateLimiterOptions {
   /** Requests per minute the account allows; Infinity disables the limiter. */
   perMinute: number;
-  /** Fraction of the budget that may go in one burst (within a tenth of the window). */
-  burstFraction?: number;
+  /** Requests that may go at once after a pause (default 2). */
+  burst?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
   /** A low-priority caller waits at most about this long behind creates (not behind urgent work). */
@@ -35,15 +36,12 @@ export const withPriority = <T>(cell: PriorityCell | Priority, fn: () => Promise
   context.run(typeof cell === 'string' ? { priority: cell } : cell, fn);
 const currentCell = () => context.getStore();
 
-/** A minute plus a second of margin: requests sent a window apart may arrive closer together. */
-const WINDOW_MS = 61_000;
-
 export class RateLimiter {
   readonly perMinute: number;
-  readonly burst: number;
-  private readonly burstWindowMs: number;
-  /** Send times of the last `perMinute` grants, oldest first. */
-  private readonly sent: number[] = [];
+  readonly capacity: number;
+  readonly ratePerMs: number;
+  private tokens: number;
+  private last: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly waiters: { release: () => void; since: number; cell: PriorityCell }[] = [];
@@ -56,12 +54,15 @@ export class RateLimiter {
 
   constructor(opts: RateLimiterOptions) {
     this.perMinute = opts.perMinute;
-    this.burst = Number.isFinite(opts.perMinute)
-      ? Math.max(1, Math.floor(opts.perMinute * (opts.burstFraction ?? 0.1)))
+    const finite = Number.isFinite(opts.perMinute);
+    this.capacity = finite
+      ? Math.max(1, Math.min(opts.burst ?? 2, Math.floor(opts.perMinute / 2)))
       : Infinity;
-    this.burstWindowMs = 60_000 * (this.burst / opts.perMinute);
+    this.ratePerMs = finite ? (opts.perMinute - this.capacity) / 60_000 : Infinity;
+    this.tokens = this.capacity;
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.last = this.now();
     this.maxLowWaitMs = opts.maxLowWaitMs ?? 10_000;
   }
 
@@ -102,29 +103,20 @@ export class RateLimiter {
     return low >= 0 && this.now() - this.waiters[low]!.since >= this.maxLowWaitMs ? low : best;
   }
 
-  /** Milliseconds until one more request fits both windows (0: now). */
-  private delay(now: number): number {
-    const s = this.sent;
-    while (s.length && s[0]! <= now - WINDOW_MS) s.shift();
-    let wait = 0;
-    if (s.length >= this.perMinute) wait = s[s.length - this.perMinute]! + WINDOW_MS - now;
-    if (s.length >= this.burst) wait = Math.max(wait, s[s.length - this.burst]! + this.burstWindowMs - now);
-    return Math.max(0, Math.ceil(wait));
-  }
-
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
     try {
       while (this.waiters.length) {
         const now = this.now();
-        const wait = this.delay(now);
-        if (wait > 0) {
-          await this.sleep(wait);
+        this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);
+        this.last = now;
+        if (this.tokens < 1) {
+          await this.sleep(Math.ceil((1 - this.tokens) / this.ratePerMs));
           continue;
         }
+        this.tokens -= 1;
         const [w] = this.waiters.splice(this.next(), 1);
-        this.sent.push(now);
         const waited = now - w!.since;
         this.waitedMs += waited;
         this.waitedByPriority[w!.cell.priority] += waited;
