@@ -7,6 +7,24 @@ import { BINDINGS } from '../../src/operator/kinds/index.ts';
 
 describe('crds/', () => {
   const files = renderCrds();
+
+  it.each(BINDINGS.map((b) => [b.kind, b]))(
+    'every field of %s has a description (kubectl explain)',
+    (_k, b) => {
+      const crd = parse(files.get(`${b.plural}.edge.tunnel.dev.yaml`)!);
+      const missing: string[] = [];
+      type Node = { description?: string; properties?: Record<string, Node>; items?: Node };
+      const walk = (n: Node, path: string) => {
+        if (!n.description) missing.push(path);
+        for (const [k, v] of Object.entries(n.properties ?? {})) walk(v, `${path}.${k}`);
+        // a list's items are described by the list, unless they are objects with fields
+        if (n.items?.properties)
+          for (const [k, v] of Object.entries(n.items.properties)) walk(v, `${path}[].${k}`);
+      };
+      walk(crd.spec.versions[0].schema.openAPIV3Schema.properties.spec, 'spec');
+      expect(missing).toEqual([]);
+    },
+  );
   it.each([CRD_DIR, ...CRD_COPIES])(
     '%s is what `npm run crds` generates (run it after changing a binding)',
     (dir) => {

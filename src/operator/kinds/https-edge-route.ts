@@ -34,7 +34,10 @@ import {
 
 const seconds = (what: string) => doc(z.number().int().min(0).max(UINT32_MAX), what);
 const SecretKeyRef = doc(
-  z.object({ name: z.string().min(1).max(253), key: z.string().min(1).max(253) }),
+  z.object({
+    name: doc(z.string().min(1).max(253), 'name of the Secret'),
+    key: doc(z.string().min(1).max(253), 'key in its data'),
+  }),
   'a key of a Secret in the same namespace',
 );
 const session = {
@@ -44,17 +47,21 @@ const session = {
   maximumDuration: seconds('maximum session length in seconds').optional(),
 };
 const strings = (max = 100) => z.array(z.string().max(512)).max(max);
+const onOff = (what: string) => z.object({ enabled }).describe(what);
 
 const OAuthProvider = z.object({
-  clientID: z.string().max(512).optional(),
-  clientSecretRef: SecretKeyRef.optional(),
-  scopes: strings().optional(),
-  emailAddresses: strings().optional(),
-  emailDomains: strings().optional(),
+  clientID: doc(
+    z.string().max(512),
+    "your OAuth app's client ID (github, facebook, microsoft, google: omit it and the client secret to use the service's managed app)",
+  ).optional(),
+  clientSecretRef: doc(SecretKeyRef, "the Secret key holding your OAuth app's client secret").optional(),
+  scopes: doc(strings(), 'scopes requested from the provider (only with your own app)').optional(),
+  emailAddresses: doc(strings(), 'only these email addresses may log in').optional(),
+  emailDomains: doc(strings(), 'only email addresses of these domains may log in').optional(),
 });
 const OAuthGitHub = OAuthProvider.extend({
-  teams: strings().optional(),
-  organizations: strings().optional(),
+  teams: doc(strings(), 'only members of these teams, as org-name/team-name').optional(),
+  organizations: doc(strings(), 'only members of these organizations (slugs)').optional(),
 });
 const providerRules = (p: string) => [
   {
@@ -77,7 +84,10 @@ const providerRules = (p: string) => [
 const Providers = cel(
   z.object(
     Object.fromEntries(
-      OAUTH_PROVIDERS.map((p) => [p, (p === 'github' ? OAuthGitHub : OAuthProvider).optional()]),
+      OAUTH_PROVIDERS.map((p) => [
+        p,
+        doc(p === 'github' ? OAuthGitHub : OAuthProvider, `log in with ${p}`).optional(),
+      ]),
     ) as Record<(typeof OAUTH_PROVIDERS)[number], z.ZodOptional<typeof OAuthGitHub>>,
   ),
   {
@@ -93,8 +103,14 @@ const Modules = {
     cel(
       z.object({
         enabled,
-        ipPolicyRefs: noRepeats(z.array(localRef('IPPolicy')).max(100), 'name').optional(),
-        ipPolicyIDs: noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)).optional(),
+        ipPolicyRefs: doc(
+          noRepeats(z.array(localRef('IPPolicy')).max(100), 'name'),
+          'IP policies in the same namespace',
+        ).optional(),
+        ipPolicyIDs: doc(
+          noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)),
+          'ids of IP policies managed elsewhere',
+        ).optional(),
       }),
       {
         rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
@@ -103,8 +119,8 @@ const Modules = {
     ),
     'only source IPs allowed by these IP policies may access the route',
   ).optional(),
-  circuitBreaker: z
-    .object({
+  circuitBreaker: doc(
+    z.object({
       enabled,
       trippedDuration: seconds('seconds to wait after tripping'),
       rollingWindow: seconds('seconds of the rolling window'),
@@ -117,52 +133,86 @@ const Modules = {
         z.number().min(0).max(1),
         'error ratio that trips the circuit, 0..1 (not 0-100)',
       ),
-    })
-    .optional(),
-  compression: z.object({ enabled }).optional(),
-  requestHeaders: z
-    .object({ enabled, add: z.record(z.string(), z.string()).optional(), remove: strings().optional() })
-    .optional(),
-  responseHeaders: z
-    .object({ enabled, add: z.record(z.string(), z.string()).optional(), remove: strings().optional() })
-    .optional(),
+    }),
+    'stop sending to the backend while it fails, to let it recover',
+  ).optional(),
+  compression: onOff('compress responses (gzip/deflate) for clients that accept it').optional(),
+  requestHeaders: doc(
+    z.object({
+      enabled,
+      add: doc(
+        z.record(z.string(), z.string()),
+        'header name -> value added before the request goes upstream',
+      ).optional(),
+      remove: doc(strings(), 'header names removed before the request goes upstream').optional(),
+    }),
+    'headers added to or removed from requests on their way upstream',
+  ).optional(),
+  responseHeaders: doc(
+    z.object({
+      enabled,
+      add: doc(z.record(z.string(), z.string()), 'header name -> value added to the response').optional(),
+      remove: doc(strings(), 'header names removed from the response').optional(),
+    }),
+    'headers added to or removed from responses on their way to the client',
+  ).optional(),
   webhookVerification: cel(
-    z.object({ enabled, provider: z.enum(WEBHOOK_PROVIDERS), secretRef: SecretKeyRef.optional() }),
+    z
+      .object({
+        enabled,
+        provider: doc(z.enum(WEBHOOK_PROVIDERS), 'the webhook provider sending to this route'),
+        secretRef: doc(SecretKeyRef, 'the Secret key holding the webhook signing secret').optional(),
+      })
+      .describe("verify webhook requests by the provider's signature"),
     {
       rule: `has(self.secretRef) || self.provider in [${WEBHOOK_PROVIDERS_WITHOUT_SECRET.map((p) => `'${p}'`).join(', ')}]`,
       message: 'secretRef is required for this provider',
     },
   ).optional(),
-  oauth: z
-    .object({
+  oauth: doc(
+    z.object({
       enabled,
-      provider: Providers,
+      provider: doc(Providers, 'exactly one OAuth provider and its settings'),
       ...session,
-      authCheckInterval: seconds('seconds between rechecks of the user at the provider').optional(),
-    })
-    .optional(),
-  saml: z
-    .object({
+      authCheckInterval: seconds(
+        'seconds after which the user is rechecked at the provider (bounds access after revocation)',
+      ).optional(),
+    }),
+    'require a login with an OAuth provider',
+  ).optional(),
+  saml: doc(
+    z.object({
       enabled,
       ...session,
       idpMetadata: doc(z.string().min(1).max(100_000), 'the IdP EntityDescriptor XML'),
-      forceAuthn: z.boolean().optional(),
-      allowIdpInitiated: z.boolean().optional(),
-      authorizedGroups: strings().optional(),
-      nameIDFormat: z.enum(SAML_NAMEID_FORMATS).optional(),
-    })
-    .optional(),
-  oidc: z
-    .object({
+      forceAuthn: doc(
+        z.boolean(),
+        'the IdP asks for credentials on every login, even with a session',
+      ).optional(),
+      allowIdpInitiated: doc(
+        z.boolean(),
+        'the IdP may start a login itself (RelayState: the target URL)',
+      ).optional(),
+      authorizedGroups: doc(strings(), 'only members of these groups may access the route').optional(),
+      nameIDFormat: doc(
+        z.enum(SAML_NAMEID_FORMATS),
+        'name identifier format expected from the IdP',
+      ).optional(),
+    }),
+    'require a login with a SAML identity provider (service-provider values in status.saml)',
+  ).optional(),
+  oidc: doc(
+    z.object({
       enabled,
       ...session,
-      issuer: doc(z.string().max(2048), 'URL of the OpenID provider'),
-      clientID: z.string().max(512),
-      clientSecretRef: SecretKeyRef,
-      scopes: strings(),
-    })
-    .optional(),
-  websocketTCPConverter: z.object({ enabled }).optional(),
+      issuer: doc(z.string().max(2048), 'URL of the OpenID provider (base URL for discovery)'),
+      clientID: doc(z.string().max(512), "the app's client ID and audience"),
+      clientSecretRef: doc(SecretKeyRef, "the Secret key holding the app's client secret"),
+      scopes: doc(strings(), 'scopes requested from the identity provider'),
+    }),
+    'require a login with an OpenID Connect provider',
+  ).optional(),
+  websocketTCPConverter: onOff('carry TCP over WebSocket connections to the backend').optional(),
 };
 
 const Spec = cel(

@@ -17,7 +17,10 @@ export const enabled = doc(
 
 export const BACKEND_KINDS = ['TunnelGroupBackend', 'WeightedBackend'] as const;
 export const BackendRef = doc(
-  z.object({ kind: z.enum(BACKEND_KINDS), name: z.string().min(1).max(253) }),
+  z.object({
+    kind: doc(z.enum(BACKEND_KINDS), 'the kind of the backend object'),
+    name: doc(z.string().min(1).max(253), 'its name'),
+  }),
   'a TunnelGroupBackend or WeightedBackend in the same namespace',
 );
 const backendID = doc(z.string().regex(/^bkd[a-z]+_[A-Za-z0-9]+$/), 'id of a backend managed elsewhere');
