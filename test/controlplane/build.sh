@@ -36,7 +36,7 @@ build etcd etcd go.etcd.io/etcd/server/v3 "$ever" "-s -w"
 ln -sf "kube-apiserver-$kver" "$bin/kube-apiserver"
 ln -sf "etcd-$ever" "$bin/etcd"
 
-# helm and kustomize, for the packaging tests (EDGE_SKIP_PACKAGING_TOOLS=1 skips them)
+# helm, kustomize and actionlint, for the packaging tests (EDGE_SKIP_PACKAGING_TOOLS=1 skips them)
 if [ -z "${EDGE_SKIP_PACKAGING_TOOLS:-}" ]; then
   hver=$(modver helm helm.sh/helm/v3)
   build helm helm helm.sh/helm/v3/cmd/helm "$hver" "-s -w -X helm.sh/helm/v3/internal/version.version=$hver"
@@ -44,5 +44,9 @@ if [ -z "${EDGE_SKIP_PACKAGING_TOOLS:-}" ]; then
   build kustomize kustomize sigs.k8s.io/kustomize/kustomize/v5 "$kzver" "-s -w"
   ln -sf "helm-$hver" "$bin/helm"
   ln -sf "kustomize-$kzver" "$bin/kustomize"
+  # actionlint, for the release workflow's test
+  alver=$(modver actionlint github.com/rhysd/actionlint)
+  build actionlint actionlint github.com/rhysd/actionlint/cmd/actionlint "$alver" "-s -w"
+  ln -sf "actionlint-$alver" "$bin/actionlint"
 fi
 echo "$bin"

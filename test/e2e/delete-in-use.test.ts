@@ -126,6 +126,24 @@ describe.skipIf(!!skipReason)('reference-aware deletion', () => {
     await waitFor('forced policy gone', () => gone('ippolicies', w, 'forced'), 30_000);
   });
 
+  it("what the API refuses to delete is reported with the Kubernetes objects behind the API's ids", async () => {
+    await apply(w.kube, [obj('IPPolicy', w.ns, 'raw', {})], w.ns);
+    await allReady([{ kind: 'IPPolicy', metadata: { name: 'raw' } }]);
+    const id = (await w.kube.get(res('ippolicies'), w.ns, 'raw')).status!.id as string;
+    // referenced by id, not by name: only the API knows the policy is in use
+    await apply(w.kube, [obj('IPRestriction', w.ns, 'raw-x', { type: 'api', ipPolicyIDs: [id] })], w.ns);
+    await allReady([{ kind: 'IPRestriction', metadata: { name: 'raw-x' } }]);
+    const x = (await w.kube.get(res('iprestrictions'), w.ns, 'raw-x')).status!.id as string;
+    await w.kube.delete(res('ippolicies'), w.ns, 'raw');
+    const failed = await waitFor('DeleteFailed', async () => {
+      const o = await w.kube.get(res('ippolicies'), w.ns, 'raw');
+      return condition(o, 'Reconciling')?.reason === 'DeleteFailed' ? condition(o, 'Reconciling') : undefined;
+    });
+    expect(failed!.message).toContain(`${x} (IPRestriction ${w.ns}/raw-x)`);
+    await w.kube.delete(res('iprestrictions'), w.ns, 'raw-x');
+    await waitFor('the policy goes once the restriction has', () => gone('ippolicies', w, 'raw'), 60_000);
+  });
+
   it('deleting referrers and referenced together, in any order, finishes with nothing left', async () => {
     const objs = app(w, 'b');
     await apply(w.kube, objs, w.ns);

@@ -13,9 +13,9 @@ import { renderBase } from '../packaging/render-base.ts';
 import { kubeconfig, NAMESPACES, skipReason, type World, waitFor, world } from './harness.ts';
 
 const bin = (name: string) => join(cacheDir(), 'bin', name);
-const haveTools = existsSync(bin('helm')) && existsSync(bin('kustomize'));
+const haveTools = existsSync(bin('helm')) && existsSync(bin('kustomize')) && existsSync(bin('actionlint'));
 if (!skipReason && !haveTools && process.env.CI)
-  throw new Error('helm/kustomize not built: run test/controlplane/build.sh');
+  throw new Error('helm/kustomize/actionlint not built: run test/controlplane/build.sh');
 const CHART = join(REPO_ROOT, 'helm/edge-operator');
 const docs = (yaml: string) =>
   parseAllDocuments(yaml)
@@ -51,6 +51,19 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
   });
   afterAll(async () => {
     await w?.close();
+  });
+
+  it('the release workflow passes actionlint and publishes the image and chart the chart points at', () => {
+    const workflow = join(REPO_ROOT, '.github/workflows/release.yml');
+    expect(() =>
+      execFileSync(bin('actionlint'), [workflow], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }),
+    ).not.toThrow();
+    const wf = docs(readFileSync(workflow, 'utf8'))[0] as unknown as { env: { IMAGE: string } };
+    const values = docs(readFileSync(join(CHART, 'values.yaml'), 'utf8'))[0] as unknown as {
+      image: { repository: string };
+    };
+    expect(wf.env.IMAGE).toBe(values.image.repository);
+    expect(readFileSync(workflow, 'utf8')).toContain('platforms: linux/amd64,linux/arm64');
   });
 
   it('helm lint --strict is clean', () => {

@@ -44,6 +44,8 @@ export interface EngineOptions {
   readSecret(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** Objects in the cluster that reference this one ("Kind name"), for reference-aware deletion. */
   referrersOf?(kind: string, namespace: string, name: string): string[];
+  /** Names the Kubernetes objects behind remote ids in a message. */
+  nameIds?(text: string): string;
   /** The kind's bulk observation, when there is one. */
   observer?: Observer;
   /** The references another kind's object makes (cycle detection); undefined for an unknown kind. */
@@ -270,7 +272,8 @@ export class Engine {
       return await fn();
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      const detail = err.apiMessage ?? err.message;
+      const raw = err.apiMessage ?? err.message;
+      const detail = this.o.nameIds?.(raw) ?? raw;
       if (isRetryable(err)) {
         const wait = err.retryAfterMs;
         throw new Stop(
@@ -774,7 +777,8 @@ export class Engine {
       } catch (err) {
         if (!isNotFound(err)) {
           // Deletes are retried whatever the API said: a dependent may still be going away.
-          const msg = err instanceof ApiError ? (err.apiMessage ?? err.message) : (err as Error).message;
+          const raw = err instanceof ApiError ? (err.apiMessage ?? err.message) : (err as Error).message;
+          const msg = this.o.nameIds?.(raw) ?? raw;
           throw new Stop(
             { state: 'progressing', reason: 'DeleteFailed', message: `delete ${target}: ${msg}` },
             { retry: true },

@@ -95,6 +95,20 @@ export class Manager {
     return undefined;
   };
 
+  /**
+   * The text with each remote id that one of the managed objects holds followed by that
+   * object (`ipx_123 (IPRestriction team/dash)`): the API's messages name remote resources only.
+   */
+  nameIds = (text: string): string =>
+    text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
+      for (const c of this.controllers.values())
+        for (const inf of c.informers)
+          for (const o of inf.list())
+            if ((o.status as { id?: string } | undefined)?.id === id)
+              return `${id} (${c.binding.kind} ${o.metadata.namespace}/${o.metadata.name})`;
+      return id;
+    });
+
   private get informers(): Informer[] {
     return [
       ...[...this.controllers.values()].flatMap((c) => c.informers),
@@ -193,6 +207,7 @@ export class Manager {
         digestKey: this.o.digestKey,
         resyncMs: this.o.resyncMs,
         lookup: this.lookup,
+        nameIds: this.nameIds,
         readSecret: (ns, name) => this.secrets!.read(ns, name),
         referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
         referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
