@@ -146,6 +146,27 @@ try {
       p50: q(editLatencies, 0.5),
       p99: q(editLatencies, 0.99),
       max: Math.round(Math.max(0, ...editLatencies)),
+      all: editLatencies.map(Math.round),
+      // where an edit's time goes: waiting in the work queue, and waiting for budget
+      urgent_queue_wait_mean_ms: Math.round(
+        (1000 *
+          sumMetric(m2, 'edge_operator_queue_wait_seconds_sum', (l) => l.includes('priority="urgent"'))) /
+          Math.max(
+            1,
+            sumMetric(m2, 'edge_operator_queue_wait_seconds_count', (l) => l.includes('priority="urgent"')),
+          ),
+      ),
+      urgent_queue_waits: sumMetric(m2, 'edge_operator_queue_wait_seconds_count', (l) =>
+        l.includes('priority="urgent"'),
+      ),
+      budget_wait_seconds_by_priority: Object.fromEntries(
+        ['urgent', 'high', 'low'].map((p) => [
+          p,
+          Number(
+            sumMetric(m2, 'edge_api_budget_wait_seconds', (l) => l.includes(`priority="${p}"`)).toFixed(1),
+          ),
+        ]),
+      ),
     },
     idle: {
       seconds: Number(idleS.toFixed(1)),

@@ -29,6 +29,27 @@ describe('work queue', () => {
     expect(second).toBe('a');
   });
 
+  it('an edit arriving while the item is processing, after another event, comes back urgent, to the urgent worker', async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    q.add('x');
+    const x = await q.get();
+    for (const c of ['c1', 'c2', 'c3']) q.add(c, 'high'); // creates waiting for workers
+    q.add('x', 'high'); // a watch event of the object being processed
+    q.add('x', 'urgent'); // then the user's edit
+    const urgentWorker = q.get(true);
+    q.done(x!);
+    expect(await urgentWorker).toBe('x');
+  });
+
+  it('a queued item a user changes goes to the idle urgent worker at once', async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    for (const c of ['c1', 'c2', 'o']) q.add(c, 'high');
+    const urgentWorker = q.get(true);
+    q.add('o', 'urgent');
+    expect(await urgentWorker).toBe('o');
+    expect(q.length).toBe(2);
+  });
+
   it('backs off per item exponentially and forgets on success', () => {
     const q = new WorkQueue<string>({ name: 't', baseDelayMs: 5, maxDelayMs: 1000, qps: 1e9, burst: 1e9 });
     expect([1, 2, 3, 4].map(() => q.whenRateLimited('a'))).toEqual([5, 10, 20, 40]);

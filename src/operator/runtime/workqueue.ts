@@ -50,34 +50,47 @@ export class WorkQueue<T = string> {
 
   add(item: T, priority: QueuePriority = 'high'): void {
     if (this.shuttingDown) return;
+    if (this.processing.has(item)) {
+      // processed again when done, at the highest priority asked for meanwhile: a user's
+      // edit arriving after a watch event of the same object still jumps the queue
+      const was = this.reAdd.get(item);
+      if (!was || RANK[priority] < RANK[was]) this.reAdd.set(item, priority);
+      if (!this.dirty.has(item)) {
+        this.o.metrics?.queueAdds.inc({ name: this.o.name });
+        this.dirty.add(item);
+        if (!this.addedAt.has(item)) this.addedAt.set(item, Date.now());
+      }
+      return;
+    }
     if (this.dirty.has(item)) {
-      // queued for observation and now wanted by a user's change: move it up
+      // queued for observation and now wanted by a user's change: move it up, and hand it
+      // to an idle worker at once (the urgent-only one sleeps while creates fill the queue)
       const was = this.priorityOf.get(item);
       if (was && RANK[priority] < RANK[was]) {
         const q = this.queues[was];
         q.splice(q.indexOf(item), 1);
-        this.queues[priority].push(item);
-        this.priorityOf.set(item, priority);
+        this.priorityOf.delete(item);
+        this.dirty.delete(item);
+        this.dispatch(item, priority);
       }
       return;
     }
     this.o.metrics?.queueAdds.inc({ name: this.o.name });
-    this.dirty.add(item);
     if (!this.addedAt.has(item)) this.addedAt.set(item, Date.now());
-    if (this.processing.has(item)) {
-      // processed again when done, at this priority
-      this.reAdd.set(item, priority);
-      return;
-    }
+    this.dispatch(item, priority);
+  }
+
+  /** To a waiting worker (urgent work to an urgent-only one first), else onto its queue. */
+  private dispatch(item: T, priority: QueuePriority): void {
     const g = (priority === 'urgent' ? this.urgentGetters.shift() : undefined) ?? this.getters.shift();
     if (g) {
-      this.dirty.delete(item);
       this.begin(item, priority);
       g(item);
-      return;
+    } else {
+      this.dirty.add(item);
+      this.queues[priority].push(item);
+      this.priorityOf.set(item, priority);
     }
-    this.queues[priority].push(item);
-    this.priorityOf.set(item, priority);
     this.gauge();
   }
 
