@@ -29,6 +29,8 @@ import {
   backendRefs,
   backendSpec,
   enabled,
+  PolicyChoice,
+  policiesRule,
   policyRefs,
 } from './module-schemas.ts';
 
@@ -100,23 +102,7 @@ const Providers = cel(
 const Modules = {
   backend: doc(BackendModule, 'the backend serving the route').optional(),
   ipRestriction: doc(
-    cel(
-      z.object({
-        enabled,
-        ipPolicyRefs: doc(
-          noRepeats(z.array(localRef('IPPolicy')).max(100), 'name'),
-          'IP policies in the same namespace',
-        ).optional(),
-        ipPolicyIDs: doc(
-          noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)),
-          'ids of IP policies managed elsewhere',
-        ).optional(),
-      }),
-      {
-        rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
-        message: 'ipRestriction needs at least one IP policy',
-      },
-    ),
+    cel(z.object({ enabled, ...PolicyChoice }), policiesRule('ipRestriction needs at least one IP policy')),
     'only source IPs allowed by these IP policies may access the route',
   ).optional(),
   circuitBreaker: doc(

@@ -3,7 +3,7 @@ import { RESTRICTION_TYPES } from '../../api/limits.ts';
 import type { IPRestriction as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc, immutable, localRef, noRepeats } from './crd-schema.ts';
-import { policyRefs } from './module-schemas.ts';
+import { PolicyChoice, policiesRule, policyRefs } from './module-schemas.ts';
 
 const Spec = cel(
   z.object({
@@ -12,19 +12,9 @@ const Spec = cel(
       'what traffic is restricted: dashboard, api, agent or endpoints (immutable)',
     ),
     enforced: doc(z.boolean().default(false), 'true: enforced; false: only warnings are issued'),
-    ipPolicyRefs: doc(
-      noRepeats(z.array(localRef('IPPolicy')).max(100), 'name'),
-      'IP policies in the same namespace',
-    ).optional(),
-    ipPolicyIDs: doc(
-      noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)),
-      'ids of IP policies managed elsewhere',
-    ).optional(),
+    ...PolicyChoice,
   }),
-  {
-    rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
-    message: 'at least one IP policy is required (ipPolicyRefs and/or ipPolicyIDs)',
-  },
+  policiesRule('at least one IP policy is required (ipPolicyRefs and/or ipPolicyIDs)'),
 );
 type Spec = z.infer<typeof Spec>;
 type Desired = { type: Remote['type']; enforced: boolean; ip_policy_ids: string[] };

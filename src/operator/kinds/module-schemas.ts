@@ -8,7 +8,7 @@ import {
   type Reference,
   type ResolveRef,
 } from '../runtime/binding.ts';
-import { cel, doc, exactlyOne } from './crd-schema.ts';
+import { cel, doc, exactlyOne, localRef, noRepeats } from './crd-schema.ts';
 
 export const enabled = doc(
   z.boolean().default(true),
@@ -37,6 +37,22 @@ export const backendBody = (m: BackendModule | undefined, ref: ResolveRef) =>
   m
     ? { enabled: m.enabled ?? true, backend_id: m.backendID ?? ref(m.backendRef!.kind, m.backendRef!.name) }
     : null;
+
+/** IP policies by name in the namespace and/or by id; at least one in all (policiesRule). */
+export const PolicyChoice = {
+  ipPolicyRefs: doc(
+    noRepeats(z.array(localRef('IPPolicy')).max(100), 'name'),
+    'IP policies in the same namespace',
+  ).optional(),
+  ipPolicyIDs: doc(
+    noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)),
+    'ids of IP policies managed elsewhere',
+  ).optional(),
+};
+export const policiesRule = (message: string) => ({
+  rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
+  message,
+});
 
 // --- export: remote modules back to spec fields
 
