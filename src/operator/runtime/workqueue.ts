@@ -54,7 +54,11 @@ export class WorkQueue<T = string> {
       // processed again when done, at the highest priority asked for meanwhile: a user's
       // edit arriving after a watch event of the same object still jumps the queue
       const was = this.reAdd.get(item);
-      if (!was || RANK[priority] < RANK[was]) this.reAdd.set(item, priority);
+      if (!was || RANK[priority] < RANK[was]) {
+        this.reAdd.set(item, priority);
+        // the wait a user sees starts with their change
+        if (was) this.addedAt.set(item, Date.now());
+      }
       if (!this.dirty.has(item)) {
         this.o.metrics?.queueAdds.inc({ name: this.o.name });
         this.dirty.add(item);
@@ -71,6 +75,7 @@ export class WorkQueue<T = string> {
         q.splice(q.indexOf(item), 1);
         this.priorityOf.delete(item);
         this.dirty.delete(item);
+        this.addedAt.set(item, Date.now());
         this.dispatch(item, priority);
       }
       return;
