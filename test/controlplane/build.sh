@@ -17,7 +17,14 @@ build() { # name module-dir package version ldflags
   if [ -x "$out" ]; then echo "build.sh: $name $ver cached at $out" >&2; return; fi
   echo "build.sh: building $name $ver (minutes on 2 cores)..." >&2
   local start=$SECONDS
-  (cd "$here/$dir" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg")
+  (cd "$here/$dir" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "$ldflags" -o "$out.tmp" "$pkg") &
+  local pid=$!
+  # a heartbeat, so minutes of compiling do not look like a hang
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    if [ $(((SECONDS - start) % 30)) -eq 0 ]; then echo "build.sh: still building $name ($((SECONDS - start))s)" >&2; fi
+  done
+  wait "$pid"
   mv "$out.tmp" "$out"
   echo "build.sh: built $name $ver in $((SECONDS - start))s" >&2
 }
