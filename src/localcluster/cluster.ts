@@ -62,12 +62,19 @@ export function ensureBinaries(log: (s: string) => void = (s) => process.stderr.
   if (!existsSync(BUILD_SCRIPT))
     throw new Error('kube-apiserver/etcd are not built and the build script is not available');
   log('building kube-apiserver and etcd from their Go modules (first time only; several minutes)...');
-  // only what a control plane needs: helm, kustomize and actionlint are for the packaging tests
-  const out = execFileSync(BUILD_SCRIPT, {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    encoding: 'utf8',
-    env: { ...process.env, EDGE_SKIP_PACKAGING_TOOLS: '1' },
-  });
+  let out: string;
+  try {
+    // only what a control plane needs: helm, kustomize and actionlint are for the packaging tests
+    out = execFileSync(BUILD_SCRIPT, {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      encoding: 'utf8',
+      env: { ...process.env, EDGE_SKIP_PACKAGING_TOOLS: '1' },
+    });
+  } catch {
+    throw new Error(
+      'no local control plane: kube-apiserver and etcd could not be built (see above; the build needs Go) and no Docker engine with their images answered (test/containers/images.sh makes them). Or use a cluster of your own: KUBECONFIG and --api-url, without --local',
+    );
+  }
   return out.trim().split('\n').at(-1)!;
 }
 
