@@ -59,7 +59,7 @@ export class Informer {
   });
   hasSynced = false;
   /** Counters the tests and metrics read. */
-  stats = { lists: 0, watches: 0, restarts: 0, events: 0 };
+  stats = { lists: 0, watches: 0, restarts: 0, rewatches: 0, events: 0 };
 
   constructor(opts: InformerOptions) {
     this.o = {
@@ -234,8 +234,10 @@ export class Informer {
         const wait = Math.floor(Math.random() * backoff);
         backoff = Math.min(this.o.maxBackoffMs, backoff * 2);
         await new Promise((r) => setTimeout(r, wait));
-        // a watch that died on a connection error may have missed events
-        if (!(err instanceof Error && /restarted|idle/.test(err.message))) rv = undefined;
+        // Re-watch from the last resourceVersion seen, as client-go does: the API server
+        // replays every event after it, so a cut connection loses nothing; if that version
+        // is too old it answers 410 and the branch above relists.
+        this.stats.rewatches++;
       }
     }
   }
