@@ -1,16 +1,17 @@
 // The chart and the kustomize base against a real API server: accepted by server-side dry
 // run, installed and uninstalled for real, least-privilege RBAC, restricted pod security.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { cacheDir, REPO_ROOT } from '../../src/localcluster/cluster.ts';
+import { cacheDir, clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
+import { Kube, KubeError, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import { renderBase } from '../packaging/render-base.ts';
-import { kubeconfig, NAMESPACES, skipReason, type World, waitFor, world } from './harness.ts';
+import { kubeconfig, NAMESPACES, res, skipReason, type World, waitFor, world } from './harness.ts';
 
 const bin = (name: string) => join(cacheDir(), 'bin', name);
 const haveTools = existsSync(bin('helm')) && existsSync(bin('kustomize')) && existsSync(bin('actionlint'));
@@ -243,6 +244,54 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     await w.kube.delete(NAMESPACES, undefined, ns).catch(() => {});
   });
 
+  it('helm install -> CRD change -> helm upgrade -> helm uninstall with objects present: CRDs upgraded, kept, objects untouched', async () => {
+    // a control plane of its own: the suite's CRDs were not installed by Helm
+    const dir = join(REPO_ROOT, '.cache', 'helm-crd-cluster');
+    const cp = await clusterUp({ dir, log: () => {} });
+    const chart2 = mkdtempSync(join(tmpdir(), 'edge-chart-'));
+    try {
+      const h = (...args: string[]) =>
+        execFileSync(bin('helm'), [...args, '--kubeconfig', cp.kubeconfig], {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+      const kube = new Kube(loadKubeConfig(cp.kubeconfig));
+      const CRD = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' };
+      const url = ['--set', 'api.url=https://api.example.com'];
+      h('install', 'eo', CHART, '-n', 'edge-system', '--create-namespace', ...url);
+      await waitFor('CRD established', async () => {
+        const c = (await kube.get(CRD, undefined, 'ippolicies.edge.tunnel.dev')) as unknown as {
+          status?: { conditions?: { type: string; status: string }[] };
+        };
+        return c.status?.conditions?.some((x) => x.type === 'Established' && x.status === 'True');
+      });
+      await kube.create(res('ippolicies'), 'default', {
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'IPPolicy',
+        metadata: { name: 'kept', namespace: 'default' },
+        spec: { description: 'survives the uninstall' },
+      });
+      // the next chart version changes a CRD
+      cpSync(CHART, chart2, { recursive: true });
+      const f = join(chart2, 'files/crds/ippolicies.edge.tunnel.dev.yaml');
+      writeFileSync(
+        f,
+        readFileSync(f, 'utf8').replace('desired state of the remote resource', 'desired state (v2)'),
+      );
+      h('upgrade', 'eo', chart2, '-n', 'edge-system', ...url);
+      expect(JSON.stringify(await kube.get(CRD, undefined, 'ippolicies.edge.tunnel.dev'))).toContain(
+        'desired state (v2)',
+      );
+      h('uninstall', 'eo', '-n', 'edge-system');
+      expect(h('list', '-n', 'edge-system')).not.toContain('eo');
+      await expect(kube.get(CRD, undefined, 'ippolicies.edge.tunnel.dev')).resolves.toBeTruthy();
+      await expect(kube.get(res('ippolicies'), 'default', 'kept')).resolves.toBeTruthy();
+    } finally {
+      rmSync(chart2, { recursive: true, force: true });
+      await clusterDown({ dir, log: () => {} });
+    }
+  });
+
   it('helm install creates the objects and helm uninstall removes them', async () => {
     const ns = `${w.ns}-helm`;
     helm(
@@ -256,6 +305,9 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       'api.key=secret-value',
       '--set',
       'api.url=https://api.example.com',
+      // this cluster's CRDs were applied without Helm: Helm would refuse to take them over
+      '--set',
+      'crds.install=false',
     );
     const sa = { group: '', version: 'v1', plural: 'serviceaccounts' };
     const deployments = { group: 'apps', version: 'v1', plural: 'deployments' };

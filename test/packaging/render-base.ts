@@ -17,7 +17,9 @@ export function renderBase(): string {
       join(REPO_ROOT, 'helm/edge-operator'),
       '--namespace',
       'edge-system',
-      '--skip-crds',
+      // the base leaves the CRDs to deploy/crds
+      '--set',
+      'crds.install=false',
       '--kube-version',
       '1.35.0',
       '--set',
