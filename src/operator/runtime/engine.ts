@@ -17,6 +17,7 @@ import {
 } from './constants.ts';
 import type { EventRecorder } from './events.ts';
 import { isConflict, type Kube, KubeError, type KubeObject, type ResourcePath } from './kube.ts';
+import { mergePatch } from './merge-patch.ts';
 import {
   covers,
   isLegacyDigest,
@@ -821,13 +822,9 @@ export class Engine {
       observedGeneration: gen,
       conditions: conditionsFor(phase, gen, old.conditions),
     };
-    if (isDeepStrictEqual(next, old)) return;
-    // a merge patch keeps keys it does not name: name the ones that go, as null
-    const gone = Object.fromEntries(
-      Object.keys(old)
-        .filter((k) => !(k in next))
-        .map((k) => [k, null]),
-    );
+    // what the status should be, whole: keys that go become null at any depth
+    const patch = mergePatch(old as Record<string, unknown>, next as Record<string, unknown>);
+    if (Object.keys(patch).length === 0) return;
     this.o.log.info(
       {
         controller: this.name,
@@ -844,7 +841,7 @@ export class Engine {
       this.resource,
       obj.metadata.namespace,
       obj.metadata.name,
-      { status: { ...gone, ...next } },
+      { status: patch },
       'merge',
       'status',
     );
