@@ -3,6 +3,7 @@
 import { Command, CommanderError } from 'commander';
 import { USER_AGENT } from '../api/transport.ts';
 import { clusterCommand } from './commands/cluster.ts';
+import { drainCommand } from './commands/drain.ts';
 import { emulatorCommand } from './commands/emulator.ts';
 import { exportCommand } from './commands/export.ts';
 import { operatorCommand } from './commands/operator.ts';
@@ -21,6 +22,7 @@ export function buildProgram(io: CliIO): Command {
     .addCommand(sessionsCommand(io))
     .addCommand(tunnelsCommand(io))
     .addCommand(exportCommand(io))
+    .addCommand(drainCommand(io))
     .addCommand(operatorCommand())
     .addCommand(emulatorCommand())
     .addCommand(clusterCommand());

@@ -21,6 +21,7 @@ const BUILTIN: Record<string, ResourcePath & { namespaced: boolean }> = {
   'v1/Service': { group: '', version: 'v1', plural: 'services', namespaced: true },
   'v1/Pod': { group: '', version: 'v1', plural: 'pods', namespaced: true },
   'apps/v1/Deployment': { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true },
+  'batch/v1/Job': { group: 'batch', version: 'v1', plural: 'jobs', namespaced: true },
   'policy/v1/PodDisruptionBudget': {
     group: 'policy',
     version: 'v1',

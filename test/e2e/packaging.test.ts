@@ -192,13 +192,30 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
           'topologySpreadConstraints=[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app.kubernetes.io/name":"edge-operator"}}}]',
           '--set',
           'podDisruptionBudget.enabled=true',
+          '--set',
+          'drain.enabled=true',
         ],
         { encoding: 'utf8' },
       ),
     );
     const pdb = day2.find((o) => o.kind === 'PodDisruptionBudget')!;
     expect((pdb as unknown as { spec: object }).spec).toMatchObject({ maxUnavailable: 1 });
-    expect(day2.find((o) => o.kind === 'ServiceAccount')?.metadata.annotations).toEqual({ iam: 'role' });
+    expect(
+      day2.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'edge-day2')?.metadata.annotations,
+    ).toEqual({ iam: 'role' });
+    // the opt-in uninstall step: a pre-delete Job running edgectl drain (tested itself in drain.test.ts)
+    const job = day2.find((o) => o.kind === 'Job') as unknown as {
+      metadata: { annotations: Record<string, string> };
+      spec: { template: { spec: { containers: { args: string[] }[] } } };
+    };
+    expect(job.metadata.annotations['helm.sh/hook']).toBe('pre-delete');
+    expect(job.spec.template.spec.containers[0]!.args).toEqual([
+      'drain',
+      '--policy',
+      'Retain',
+      '--timeout',
+      '300',
+    ]);
     await apply(w.kube, day2, 'edge-system', { dryRun: true });
     // a value the schema does not know is refused at once, naming it
     expect(() => helmTemplate(['api.url=https://api.example.com', 'extraEnvs[0].name=X'])).toThrow(
