@@ -16,16 +16,20 @@ export function isCidr(value: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
-/** host:port with a DNS name (wildcards allowed on the left) and a port in 1..65535. */
-export function isHostport(value: string): boolean {
-  const m =
-    /^((?:\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*):(\d{1,5})$/.exec(
-      value,
-    );
-  if (!m) return false;
-  const port = Number(m[5]);
-  return port >= 1 && port <= 65_535;
-}
+/**
+ * host:port with a DNS name (wildcards allowed on the left, labels of 1..63 characters) and a
+ * port in 1..65535, as one regular expression: the wire schema and the CRD's admission use it
+ * alike (RE2 and JavaScript read it the same).
+ */
+export const HOSTPORT_PATTERN =
+  '^(\\*\\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$';
+const hostport = new RegExp(HOSTPORT_PATTERN);
+export const isHostport = (value: string): boolean => hostport.test(value);
+
+/** An HTTP header name (RFC 9110 token). */
+export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
+/** A GitHub team as the OAuth module takes it: org-name/team-name. */
+export const GITHUB_TEAM_PATTERN = '^[^/\\s]+/[^/\\s]+$';
 
 const SSH_KEY_TYPES = [
   'ssh-rsa',

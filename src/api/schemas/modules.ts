@@ -13,6 +13,7 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../limits.ts';
+import { GITHUB_TEAM_PATTERN, HEADER_NAME_PATTERN } from '../rules.ts';
 import { code, idOf, Ref, rule, StringMap, uint32 } from './common.ts';
 
 const enabled = { enabled: z.boolean().optional() };
@@ -76,7 +77,7 @@ export const WebsocketTCPConverterModuleIn = z.strictObject({ ...enabled });
 export const WebsocketTCPConverterModule = z.object({ ...enabledOut });
 
 // --- headers
-const HeaderName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/, {
+const HeaderName = z.string().regex(new RegExp(HEADER_NAME_PATTERN), {
   message: 'must be an HTTP header name',
   ...code('ERR_INVALID_HEADER_NAME'),
 });
@@ -130,7 +131,7 @@ const OAuthProviderIn = z.strictObject(oauthProviderFields);
 const OAuthGitHubIn = z.strictObject({
   ...oauthProviderFields,
   teams: z
-    .array(z.string().regex(/^[^/\s]+\/[^/\s]+$/, { message: 'must be org-name/team-name' }))
+    .array(z.string().regex(new RegExp(GITHUB_TEAM_PATTERN), { message: 'must be org-name/team-name' }))
     .optional(),
   organizations: z.array(z.string()).optional(),
 });

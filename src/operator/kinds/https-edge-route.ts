@@ -11,6 +11,7 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../../api/limits.ts';
+import { GITHUB_TEAM_PATTERN, HEADER_NAME_PATTERN } from '../../api/rules.ts';
 import type { HTTPSEdgeRoute as Remote } from '../../api/schemas/edges.ts';
 import {
   compact,
@@ -50,6 +51,12 @@ const session = {
 };
 const strings = (max = 100) => z.array(z.string().max(512)).max(max);
 const onOff = (what: string) => z.object({ enabled }).describe(what);
+// header names as the API checks them (the wire schema's pattern); map keys need CEL
+const headerNames = z.array(z.string().max(256).regex(new RegExp(HEADER_NAME_PATTERN))).max(100);
+const headerMap = cel(z.record(z.string().max(256), z.string().max(4096)).meta({ maxProperties: 100 }), {
+  rule: `self.all(k, k.matches('${HEADER_NAME_PATTERN.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'))`,
+  message: 'header names must be HTTP tokens (no spaces)',
+});
 
 const OAuthProvider = z.object({
   clientID: doc(
@@ -62,7 +69,10 @@ const OAuthProvider = z.object({
   emailDomains: doc(strings(), 'only email addresses of these domains may log in').optional(),
 });
 const OAuthGitHub = OAuthProvider.extend({
-  teams: doc(strings(), 'only members of these teams, as org-name/team-name').optional(),
+  teams: doc(
+    z.array(z.string().max(512).regex(new RegExp(GITHUB_TEAM_PATTERN))).max(100),
+    'only members of these teams, as org-name/team-name',
+  ).optional(),
   organizations: doc(strings(), 'only members of these organizations (slugs)').optional(),
 });
 const providerRules = (p: string) => [
@@ -126,19 +136,16 @@ const Modules = {
   requestHeaders: doc(
     z.object({
       enabled,
-      add: doc(
-        z.record(z.string(), z.string()),
-        'header name -> value added before the request goes upstream',
-      ).optional(),
-      remove: doc(strings(), 'header names removed before the request goes upstream').optional(),
+      add: doc(headerMap, 'header name -> value added before the request goes upstream').optional(),
+      remove: doc(headerNames, 'header names removed before the request goes upstream').optional(),
     }),
     'headers added to or removed from requests on their way upstream',
   ).optional(),
   responseHeaders: doc(
     z.object({
       enabled,
-      add: doc(z.record(z.string(), z.string()), 'header name -> value added to the response').optional(),
-      remove: doc(strings(), 'header names removed from the response').optional(),
+      add: doc(headerMap, 'header name -> value added to the response').optional(),
+      remove: doc(headerNames, 'header names removed from the response').optional(),
     }),
     'headers added to or removed from responses on their way to the client',
   ).optional(),
@@ -191,7 +198,10 @@ const Modules = {
     z.object({
       enabled,
       ...session,
-      issuer: doc(z.string().max(2048), 'URL of the OpenID provider (base URL for discovery)'),
+      issuer: doc(
+        cel(z.string().max(2048), { rule: 'isURL(self)', message: 'issuer must be a URL' }),
+        'URL of the OpenID provider (base URL for discovery)',
+      ),
       clientID: doc(z.string().max(512), "the app's client ID and audience"),
       clientSecretRef: doc(SecretKeyRef, "the Secret key holding the app's client secret"),
       scopes: doc(strings(), 'scopes requested from the identity provider'),

@@ -1,6 +1,7 @@
 // CRD shapes shared by several kinds' modules, and the camelCase -> wire mapping.
 import { z } from 'zod';
 import { TERMINATE_AT, TLS_MIN_VERSIONS } from '../../api/limits.ts';
+import { HOSTPORT_PATTERN } from '../../api/rules.ts';
 import {
   type ExportContext,
   exportEnabled,
@@ -122,10 +123,8 @@ export const MutualTLS = z.object({
 export const Hostports = doc(
   z
     .array(
-      cel(z.string().max(260), {
-        rule: "self.matches('^((\\\\*\\\\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\\\\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*):[0-9]{1,5}$')",
-        message: 'hostports must be host:port',
-      }),
+      // the wire schema's own pattern: a port in 1..65535, DNS labels of at most 63
+      z.string().max(260).regex(new RegExp(HOSTPORT_PATTERN)),
     )
     .max(50),
   'host:port pairs the edge listens on',

@@ -1,0 +1,91 @@
+// Values the API refuses are refused at `kubectl apply --dry-run=server` already: the CRDs
+// carry the wire schemas' own patterns, so users get the error at apply time, not as
+// Stalled/ApiRejected later. Each case here was once accepted by admission.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply } from '../../src/operator/apply.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { obj, skipReason, type World, world } from './harness.ts';
+
+describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await world('admit');
+  });
+  afterAll(async () => {
+    await w?.close();
+  });
+  const refused = async (o: KubeObject) => {
+    const e = await apply(w.kube, [o], w.ns, { dryRun: true }).then(
+      () => undefined,
+      (err: Error & { status?: number }) => err,
+    );
+    expect(e, `${o.kind} ${JSON.stringify(o.spec)} was accepted`).toBeDefined();
+    expect(e!.status).toBe(422);
+    return e!.message;
+  };
+  const route = (spec: Record<string, unknown>) =>
+    obj('HTTPSEdgeRoute', w.ns, 'r', { edgeID: 'edghts_1', matchType: 'path_prefix', match: '/', ...spec });
+
+  it.each([['app.example.com:99999'], ['app.example.com:0'], [`${'a'.repeat(70)}.example.com:443`]])(
+    'hostport %s',
+    async (hp) => {
+      expect(await refused(obj('HTTPSEdge', w.ns, 'e', { hostports: [hp] }))).toContain('spec.hostports[0]');
+    },
+  );
+
+  it('a header name with a space, in add and in remove', async () => {
+    expect(await refused(route({ requestHeaders: { add: { 'bad header': 'x' } } }))).toContain(
+      'header names must be HTTP tokens',
+    );
+    expect(await refused(route({ responseHeaders: { remove: ['bad header'] } }))).toContain(
+      'spec.responseHeaders.remove[0]',
+    );
+  });
+
+  it('an OIDC issuer that is not a URL', async () => {
+    const message = await refused(
+      route({
+        oidc: {
+          issuer: 'not a url',
+          clientID: 'c',
+          clientSecretRef: { name: 's', key: 'k' },
+          scopes: ['openid'],
+        },
+      }),
+    );
+    expect(message).toContain('issuer must be a URL');
+  });
+
+  it('a GitHub team without a slash', async () => {
+    const message = await refused(
+      route({
+        oauth: {
+          provider: {
+            github: { clientID: 'c', clientSecretRef: { name: 's', key: 'k' }, teams: ['engineering'] },
+          },
+        },
+      }),
+    );
+    expect(message).toContain('spec.oauth.provider.github.teams[0]');
+  });
+
+  it('and the valid forms of the same fields pass', async () => {
+    await apply(
+      w.kube,
+      [
+        obj('HTTPSEdge', w.ns, 'e', { hostports: ['*.example.com:65535', 'a.example.com:1'] }),
+        route({
+          requestHeaders: { add: { 'X-Forwarded-Proto': 'https' } },
+          responseHeaders: { remove: ['Server'] },
+          oauth: {
+            provider: {
+              github: { clientID: 'c', clientSecretRef: { name: 's', key: 'k' }, teams: ['acme/eng'] },
+            },
+          },
+        }),
+      ],
+      w.ns,
+      { dryRun: true },
+    );
+  });
+});
