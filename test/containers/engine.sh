@@ -24,10 +24,17 @@ if ! command -v dockerd >/dev/null || ! command -v docker >/dev/null; then
   }
 fi
 mkdir -p "$cache"
+# a dockerd (and its containerd) killed with the session leaves pid files behind, and a new
+# dockerd refuses to start while they name no live process
+for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+  if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null; then rm -f "$pidfile"; fi
+done
 echo "engine.sh: starting dockerd (log: $cache/dockerd.log)" >&2
 nohup dockerd --iptables=false --bridge=none --log-level=warn >"$cache/dockerd.log" 2>&1 &
+pid=$!
 for _ in $(seq 1 150); do
   up && exit 0
+  kill -0 "$pid" 2>/dev/null || break
   sleep 0.2
 done
 echo "engine.sh: dockerd did not answer within 30 s; last lines of $cache/dockerd.log:" >&2
