@@ -98,10 +98,19 @@ export class RateLimiter {
       if (best < 0 || RANK[this.waiters[i]!.cell.priority] < RANK[this.waiters[best]!.cell.priority])
         best = i;
     if (best < 0 || this.waiters[best]!.cell.priority === 'urgent') return best;
-    // observation is not starved by a long run of creates (never before urgent work)
+    // observation is not starved by a long run of creates (never before urgent work): one
+    // low caller that waited long enough goes next, but one such jump per maxLowWaitMs in
+    // all, not per caller (nine kinds listing at once would take half the budget)
+    const now = this.now();
+    if (now - this.lastJumpAt < this.maxLowWaitMs) return best;
     const low = this.waiters.findIndex((w) => w.cell.priority === 'low');
-    return low >= 0 && this.now() - this.waiters[low]!.since >= this.maxLowWaitMs ? low : best;
+    if (low < 0 || now - this.waiters[low]!.since < this.maxLowWaitMs) return best;
+    this.lastJumpAt = now;
+    return low;
   }
+
+  /** When a low caller last went ahead of waiting creates. */
+  private lastJumpAt = -Infinity;
 
   private async pump(): Promise<void> {
     if (this.pumping) return;

@@ -80,6 +80,24 @@ describe('rate limiter', () => {
     expect(at).toBeLessThanOrEqual(7);
   });
 
+  it('lets observation jump the creates once per maxLowWaitMs in all, however many kinds list', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({ perMinute: 60, burst: 1, maxLowWaitMs: 10_000, ...clock });
+    const order: string[] = [];
+    await limiter.take('high');
+    // nine kinds' lists waiting, and a long run of creates
+    const lows = Array.from({ length: 9 }, (_, i) => limiter.take('low').then(() => order.push(`low${i}`)));
+    const highs = Array.from({ length: 60 }, (_, i) =>
+      limiter.take('high').then(() => order.push(`high${i}`)),
+    );
+    await Promise.all(highs);
+    // about a minute of creates: six lists went ahead of them, not nine every ten seconds
+    const lowsDuringCreates = order.slice(0, order.indexOf('high59')).filter((x) => x.startsWith('low'));
+    expect(lowsDuringCreates.length).toBeLessThanOrEqual(7);
+    expect(lowsDuringCreates.length).toBeGreaterThanOrEqual(5);
+    await Promise.all(lows);
+  });
+
   it('does nothing when disabled', async () => {
     const bucket = new RateLimiter({ perMinute: Infinity });
     for (let i = 0; i < 1000; i++) await bucket.take();
