@@ -23,7 +23,7 @@ import {
   refOrID,
   type SecretReference,
 } from '../runtime/binding.ts';
-import { cel, doc, exactlyOne, immutable, localRef, noRepeats } from './crd-schema.ts';
+import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
 import {
   BackendModule,
   backendBody,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { RESTRICTION_TYPES } from '../../api/limits.ts';
 import type { IPRestriction as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
-import { cel, doc, immutable, localRef, noRepeats } from './crd-schema.ts';
+import { cel, doc, immutable } from './crd-schema.ts';
 import { PolicyChoice, policiesRule, policyRefs } from './module-schemas.ts';
 
 const Spec = cel(

@@ -31,7 +31,8 @@ import { decodeMetadata, encodeMetadata, type Owner } from './owner.ts';
 
 export interface EngineOptions {
   binding: AnyBinding;
-  kube: Kube;
+  /** Only patches: the engine reads through the informers' caches (`get`, `lookup`). */
+  kube: Pick<Kube, 'patch'>;
   api: EdgeClient;
   events: EventRecorder;
   log: Logger;

@@ -7,13 +7,19 @@ const EVENTS = { group: '', version: 'v1', plural: 'events' };
 
 export class EventRecorder {
   private readonly recent = new Map<string, number>();
-  private readonly kube: Kube;
+  private readonly kube: Pick<Kube, 'create'>;
   private readonly log: Logger;
   private readonly instance: string;
   private readonly windowMs: number;
   /** `edge-operator`, or `edge-operator/<instance>`: two installations' Events are told apart. */
   private readonly component: string;
-  constructor(kube: Kube, log: Logger, identity: string, instance?: string, windowMs = 5 * 60_000) {
+  constructor(
+    kube: Pick<Kube, 'create'>,
+    log: Logger,
+    identity: string,
+    instance?: string,
+    windowMs = 5 * 60_000,
+  ) {
     this.kube = kube;
     this.log = log;
     this.instance = identity;

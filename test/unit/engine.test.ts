@@ -1,0 +1,298 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyExamples, type EngineWorld, engineWorld } from '../support/engine-world.ts';
+
+let w: EngineWorld;
+afterEach(() => w?.close());
+
+const onlyReads = (calls: Record<string, number>) =>
+  Object.keys(calls).filter((k) => !/\.(get|list) 200$/.test(k));
+
+describe('engine: every kind of deploy/examples', () => {
+  it('converges; an unchanged object then costs nothing until its resync', async () => {
+    w = await engineWorld();
+    const objs = applyExamples(w);
+    await w.converge();
+    for (const o of objs)
+      expect(w.ready(o.kind, o.name), `${o.kind} ${o.name}`).toMatchObject({ status: 'True' });
+    w.calls();
+    const writes = w.kube.writes;
+    for (const o of objs) await w.reconcile(o.kind, o.name);
+    expect(w.calls()).toEqual({});
+    expect(w.kube.writes).toBe(writes);
+  });
+
+  it('at resync, reads each remote resource and finds it equal to the spec: no API write, no status write', async () => {
+    // desired(spec) and observe(remote) agree for every field and module of every kind
+    w = await engineWorld({ resyncMs: 0 });
+    const objs = applyExamples(w);
+    await w.converge();
+    w.calls();
+    const writes = w.kube.writes;
+    for (const o of objs) await w.reconcile(o.kind, o.name);
+    const calls = w.calls();
+    expect(onlyReads(calls)).toEqual([]);
+    expect(Object.values(calls).reduce((a, b) => a + b, 0)).toBe(objs.length);
+    expect(w.kube.writes).toBe(writes);
+  });
+});
+
+const EDGE = { hostports: ['app.example.com:443'] };
+const status = (o: { status?: Record<string, unknown> } | undefined) =>
+  (o?.status ?? {}) as Record<string, unknown>;
+const idOf = (kind: string, name: string) => status(w.get(kind, name)).id as string;
+const reasons = () => w.kube.events.map((e) => e.reason);
+const writesOf = (calls: Record<string, number>) => onlyReads(calls).filter((k) => !/ 4\d\d$|5\d\d$/.test(k));
+
+describe('engine cases (fake Kubernetes, in-process emulator)', () => {
+  it('create: one API call, the id in status and annotation, a finalizer, Ready, at most 3 object writes', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', { description: 'office' });
+    expect(await w.reconcile('IPPolicy', 'corp')).toEqual({});
+    expect(w.calls()).toEqual({ 'ipPolicies.create 201': 1 });
+    const o = w.get('IPPolicy', 'corp')!;
+    expect(status(o).id).toMatch(/^ipp_/);
+    expect(o.metadata.annotations).toEqual({ 'edge.tunnel.dev/id': status(o).id });
+    expect(o.metadata.finalizers).toEqual(['edge.tunnel.dev/finalizer']);
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'True', reason: 'Synced' });
+    expect(w.kube.writes).toBeLessThanOrEqual(3);
+    expect(reasons()).toEqual(['Created']);
+  });
+
+  it('adopt: an existing resource named by annotation is updated to the spec and marked, not created', async () => {
+    w = await engineWorld();
+    const existing = await w.api.ipPolicies.create({ description: 'made by hand' });
+    w.apply('IPPolicy', 'corp', { description: 'office' }, { 'edge.tunnel.dev/id': existing.id });
+    w.calls();
+    await w.reconcile('IPPolicy', 'corp');
+    const calls = w.calls();
+    expect(calls['ipPolicies.create 201']).toBeUndefined();
+    expect(calls['ipPolicies.update 200']).toBe(1);
+    expect(idOf('IPPolicy', 'corp')).toBe(existing.id);
+    const remote = await w.api.ipPolicies.get(existing.id);
+    expect(remote.description).toBe('office');
+    expect(remote.metadata).toContain(w.get('IPPolicy', 'corp')!.metadata.uid);
+    expect(reasons()).toContain('Adopted');
+  });
+
+  it('adopt: an id that does not exist stalls with AdoptionFailed and creates nothing', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', {}, { 'edge.tunnel.dev/id': 'ipp_doesnotexist1' });
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'False', reason: 'AdoptionFailed' });
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(0);
+  });
+
+  it('OwnedElsewhere: a resource another installation marked is not taken over or changed', async () => {
+    w = await engineWorld();
+    const marker = JSON.stringify({
+      'edge.tunnel.dev/owner': { cluster: 'other-cluster', uid: 'u-1', object: 'IPPolicy/x/y' },
+      metadata: '',
+    });
+    const theirs = await w.api.ipPolicies.create({ description: 'theirs', metadata: marker });
+    w.apply('IPPolicy', 'corp', { description: 'mine' }, { 'edge.tunnel.dev/id': theirs.id });
+    w.calls();
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'False', reason: 'OwnedElsewhere' });
+    expect(writesOf(w.calls())).toEqual([]);
+    expect((await w.api.ipPolicies.get(theirs.id)).description).toBe('theirs');
+  });
+
+  it('an immutable field that differs stalls with the field named; the API is not written', async () => {
+    w = await engineWorld();
+    const policy = await w.api.ipPolicies.create({});
+    const rule = await w.api.ipPolicyRules.create({
+      cidr: '10.0.0.0/8',
+      action: 'deny',
+      ip_policy_id: policy.id,
+    });
+    w.apply(
+      'IPPolicyRule',
+      'r',
+      { cidr: '10.0.0.0/8', action: 'allow', ipPolicyID: policy.id },
+      { 'edge.tunnel.dev/id': rule.id },
+    );
+    w.calls();
+    expect(await w.reconcile('IPPolicyRule', 'r')).toEqual({});
+    expect(w.ready('IPPolicyRule', 'r')).toMatchObject({ status: 'False', reason: 'ImmutableFieldDiffers' });
+    expect(w.ready('IPPolicyRule', 'r')?.message).toContain('action');
+    expect(writesOf(w.calls())).toEqual([]);
+    expect(w.kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'ImmutableFieldDiffers' });
+  });
+
+  it('429 on a new object: Reconciling/ApiThrottled, retried after Retry-After; a Ready object keeps Ready', async () => {
+    w = await engineWorld({ resyncMs: 0 });
+    w.apply('IPPolicy', 'ready', {});
+    await w.reconcile('IPPolicy', 'ready');
+    w.emu.faults.set({ rateLimitRate: 1, retryAfterSeconds: 7 });
+    w.apply('IPPolicy', 'new', {});
+    expect(await w.reconcile('IPPolicy', 'new')).toEqual({ requeueAfterMs: 7000 });
+    expect(w.ready('IPPolicy', 'new')).toMatchObject({ status: 'False', reason: 'ApiThrottled' });
+    const before = w.get('IPPolicy', 'ready')!;
+    expect(await w.reconcile('IPPolicy', 'ready')).toEqual({ requeueAfterMs: 7000 });
+    expect(w.get('IPPolicy', 'ready')!.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    w.emu.faults.set({});
+    await w.reconcile('IPPolicy', 'new');
+    expect(w.ready('IPPolicy', 'new')).toMatchObject({ status: 'True' });
+  });
+
+  it('503: ApiUnavailable with a backoff retry, then one resource when the API is back', async () => {
+    w = await engineWorld();
+    w.emu.faults.set({ errorRate: 1, errorStatuses: [503] });
+    w.apply('IPPolicy', 'corp', {});
+    expect(await w.reconcile('IPPolicy', 'corp')).toEqual({ retry: true });
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
+    expect(reasons()).toContain('ApiUnavailable');
+    w.emu.faults.set({});
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'True' });
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(1);
+  });
+
+  it('crash after the API create, before the id was recorded: found by its owner marker, not created twice', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', {});
+    const uid = w.get('IPPolicy', 'corp')!.metadata.uid!;
+    const marker = JSON.stringify({
+      'edge.tunnel.dev/owner': { cluster: 'cluster-under-test', uid, object: 'IPPolicy/team/corp' },
+      metadata: '',
+    });
+    const created = await w.api.ipPolicies.create({ metadata: marker });
+    await w.kube.patch(
+      { group: 'edge.tunnel.dev', version: 'v1alpha1', plural: 'ippolicies' },
+      'team',
+      'corp',
+      {
+        metadata: {
+          finalizers: ['edge.tunnel.dev/finalizer'],
+          annotations: { 'edge.tunnel.dev/create-pending': 'x' },
+        },
+      },
+    );
+    w.calls();
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.calls()['ipPolicies.create 201']).toBeUndefined();
+    expect(idOf('IPPolicy', 'corp')).toBe(created.id);
+    expect(w.get('IPPolicy', 'corp')!.metadata.annotations).toEqual({ 'edge.tunnel.dev/id': created.id });
+    expect(reasons()).toContain('Recovered');
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(1);
+  });
+
+  it('modules: a module added is PUT, a module dropped from the spec is DELETEd', async () => {
+    w = await engineWorld();
+    w.apply('HTTPSEdge', 'app', EDGE);
+    w.apply('HTTPSEdgeRoute', 'root', {
+      edgeRef: { name: 'app' },
+      matchType: 'path_prefix',
+      match: '/',
+      compression: {},
+    });
+    await w.converge();
+    const edge = idOf('HTTPSEdge', 'app');
+    const route = idOf('HTTPSEdgeRoute', 'root');
+    expect((await w.api.httpsEdgeRoutes.get(edge, route)).compression).toMatchObject({ enabled: true });
+    w.calls();
+    w.apply('HTTPSEdgeRoute', 'root', { compression: null, websocketTCPConverter: {} });
+    await w.reconcile('HTTPSEdgeRoute', 'root');
+    const calls = w.calls();
+    expect(writesOf(calls).sort()).toEqual([
+      'httpsEdgeRouteModules.compression.delete 204',
+      'httpsEdgeRouteModules.websocket_tcp_converter.put 200',
+    ]);
+    const now = await w.api.httpsEdgeRoutes.get(edge, route);
+    expect(now.compression).toBeNull();
+    expect(now.websocket_tcp_converter).toMatchObject({ enabled: true });
+    expect(reasons()).toContain('ModulesUpdated');
+  });
+
+  it('secret rotation: a changed Secret value is PUT again, an unchanged one never; the value stays out of status', async () => {
+    w = await engineWorld({ resyncMs: 0 });
+    w.secrets.set('auth', { oidc: 'first-secret-value' });
+    w.apply('HTTPSEdge', 'app', EDGE);
+    w.apply('HTTPSEdgeRoute', 'root', {
+      edgeRef: { name: 'app' },
+      matchType: 'path_prefix',
+      match: '/',
+      oidc: {
+        issuer: 'https://id.example.com',
+        clientID: 'app',
+        clientSecretRef: { name: 'auth', key: 'oidc' },
+        scopes: ['openid'],
+      },
+    });
+    await w.converge();
+    w.calls();
+    await w.reconcile('HTTPSEdgeRoute', 'root');
+    expect(writesOf(w.calls())).toEqual([]);
+    w.secrets.set('auth', { oidc: 'rotated-secret-value' });
+    await w.reconcile('HTTPSEdgeRoute', 'root');
+    expect(writesOf(w.calls())).toEqual(['httpsEdgeRouteModules.oidc.put 200']);
+    const remote = await w.api.httpsEdgeRoutes.get(idOf('HTTPSEdge', 'app'), idOf('HTTPSEdgeRoute', 'root'));
+    expect(remote.oidc?.client_secret).toBe('rotated-secret-value');
+    const o = w.get('HTTPSEdgeRoute', 'root')!;
+    expect(JSON.stringify(o)).not.toMatch(/secret-value/);
+    expect(JSON.stringify(w.kube.events)).not.toMatch(/secret-value/);
+  });
+
+  it('stale status: SAML removed from a route takes status.saml with it, Ready stays True', async () => {
+    w = await engineWorld();
+    w.apply('HTTPSEdge', 'app', EDGE);
+    w.apply('HTTPSEdgeRoute', 'sso', {
+      edgeRef: { name: 'app' },
+      matchType: 'path_prefix',
+      match: '/',
+      saml: { idpMetadata: '<EntityDescriptor/>' },
+    });
+    await w.converge();
+    expect(status(w.get('HTTPSEdgeRoute', 'sso')).saml).toMatchObject({ entityID: expect.any(String) });
+    w.apply('HTTPSEdgeRoute', 'sso', { saml: null });
+    await w.reconcile('HTTPSEdgeRoute', 'sso');
+    expect(status(w.get('HTTPSEdgeRoute', 'sso'))).not.toHaveProperty('saml');
+    expect(w.ready('HTTPSEdgeRoute', 'sso')).toMatchObject({ status: 'True' });
+  });
+
+  it('drift: a field changed behind the operator is put back; a deleted resource is recreated', async () => {
+    w = await engineWorld({ resyncMs: 0 });
+    w.apply('IPPolicy', 'corp', { description: 'office' });
+    await w.reconcile('IPPolicy', 'corp');
+    const id = idOf('IPPolicy', 'corp');
+    await w.api.ipPolicies.update(id, { description: 'changed by hand' });
+    w.calls();
+    await w.reconcile('IPPolicy', 'corp');
+    expect(writesOf(w.calls())).toEqual(['ipPolicies.update 200']);
+    expect((await w.api.ipPolicies.get(id)).description).toBe('office');
+    expect(reasons()).toContain('DriftCorrected');
+    await w.api.ipPolicies.delete(id);
+    await w.reconcile('IPPolicy', 'corp');
+    expect(idOf('IPPolicy', 'corp')).not.toBe(id);
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(1);
+    expect(w.kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'Recreated' });
+  });
+
+  it('references: a route waits quietly for its edge (no status write for a short wait), then syncs', async () => {
+    w = await engineWorld();
+    w.apply('HTTPSEdgeRoute', 'root', { edgeRef: { name: 'app' }, matchType: 'path_prefix', match: '/' });
+    const out = await w.reconcile('HTTPSEdgeRoute', 'root');
+    expect(out.requeueAfterMs).toBeGreaterThan(0);
+    expect(out.requeueAfterMs).toBeLessThanOrEqual(5000);
+    expect(w.get('HTTPSEdgeRoute', 'root')!.status).toBeUndefined();
+    w.apply('HTTPSEdge', 'app', EDGE);
+    await w.converge();
+    expect(status(w.get('HTTPSEdgeRoute', 'root')).edgeID).toBe(idOf('HTTPSEdge', 'app'));
+  });
+
+  it('delete: the remote resource goes, then the finalizer; Retain leaves the resource in place', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'gone', {});
+    w.apply('IPPolicy', 'kept', { deletionPolicy: 'Retain' });
+    await w.converge();
+    const kept = idOf('IPPolicy', 'kept');
+    w.kube.delete('ippolicies', 'team', 'gone');
+    w.kube.delete('ippolicies', 'team', 'kept');
+    await w.reconcile('IPPolicy', 'gone');
+    await w.reconcile('IPPolicy', 'kept');
+    expect(w.get('IPPolicy', 'gone')).toBeUndefined();
+    expect(w.get('IPPolicy', 'kept')).toBeUndefined();
+    expect(w.emu.store.all('ipPolicies').map((p) => p.id)).toEqual([kept]);
+    expect(reasons()).toEqual(expect.arrayContaining(['Deleted', 'Retained']));
+  });
+});
