@@ -1,7 +1,10 @@
-// Pure predicates for the spec's rules. Used by the zod wire schemas (emulator, client)
-// and mirrored as CEL by the CRD generator; the table of spec statements in the tests
-// exercises both through these.
+// The spec's rules on single values, each stated once (RULES): the wire schemas (emulator,
+// client) check a value with `test`; CRD admission with `pattern` (an OpenAPI pattern,
+// which RE2 and JavaScript read alike) or, where no regular expression says it, `cel`. The
+// parity tests hold the two sides to each other.
 import { isIP } from 'node:net';
+import { z } from 'zod';
+import { ID_PREFIX, type IdKind } from './limits.ts';
 
 export const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -68,3 +71,81 @@ export function aclProblem(acl: readonly string[]): string | undefined {
   if (acl.includes('*') && acl.length > 1) return 'acl: the rule "*" must be the only rule';
   return undefined;
 }
+
+/** One rule of the spec on a string value, for both sides. */
+export interface Rule {
+  /** What a valid value is: "<field> must ..." */
+  must: string;
+  /** The error code of the API's 400 answer. */
+  errorCode: string;
+  test(value: string): boolean;
+  /** Admission: an OpenAPI pattern saying exactly what `test` says. */
+  pattern?: string;
+  /** Admission: a CEL expression on `self`, where no pattern says it. */
+  cel?: string;
+  /** Admission: a length bound (CEL cost, and what any valid value fits in). */
+  maxLength: number;
+}
+
+const patternRule = (r: Omit<Rule, 'test' | 'cel'> & { pattern: string }): Rule & { pattern: string } => {
+  const re = new RegExp(r.pattern);
+  return { ...r, test: (v) => re.test(v) };
+};
+const anyUrl = z.url();
+
+export const RULES = {
+  cidr: {
+    must: 'be an IPv4 or IPv6 address or range in CIDR notation',
+    errorCode: 'ERR_INVALID_CIDR',
+    test: isCidr,
+    cel: 'isIP(self) || isCIDR(self)',
+    maxLength: 49,
+  },
+  hostport: patternRule({
+    must: 'be host:port with a port in 1..65535',
+    errorCode: 'ERR_INVALID_HOSTPORT',
+    pattern: HOSTPORT_PATTERN,
+    maxLength: 260,
+  }),
+  headerName: patternRule({
+    must: 'be an HTTP header name',
+    errorCode: 'ERR_INVALID_HEADER_NAME',
+    pattern: HEADER_NAME_PATTERN,
+    maxLength: 256,
+  }),
+  githubTeam: patternRule({
+    must: 'be org-name/team-name',
+    errorCode: 'ERR_INVALID_FORMAT',
+    pattern: GITHUB_TEAM_PATTERN,
+    maxLength: 512,
+  }),
+  url: {
+    must: 'be a URL',
+    errorCode: 'ERR_INVALID_FORMAT',
+    test: (v: string) => anyUrl.safeParse(v).success,
+    cel: 'isURL(self)',
+    maxLength: 2048,
+  },
+  sshPublicKey: {
+    must: 'be an SSH public key in OpenSSH form ("ssh-ed25519 AAAA... comment")',
+    errorCode: 'ERR_INVALID_SSH_PUBLIC_KEY',
+    test: isSshPublicKey,
+    // the pattern checks the form; the API also decodes the key, which admission cannot
+    pattern: SSH_PUBLIC_KEY_PATTERN,
+    maxLength: 16_384,
+  },
+} satisfies Record<string, Rule>;
+
+/** An id of one of these kinds (their prefixes from the spec's conventions). */
+export const idRule = (...kinds: IdKind[]): Rule => {
+  const prefixes = kinds.map((k) => ID_PREFIX[k]);
+  return patternRule({
+    must:
+      prefixes.length === 1
+        ? `be an id with the prefix ${prefixes[0]}_`
+        : `be an id with one of the prefixes ${prefixes.map((p) => `${p}_`).join(', ')}`,
+    errorCode: 'ERR_INVALID_ID',
+    pattern: `^(${prefixes.join('|')})_[A-Za-z0-9]+$`,
+    maxLength: 64,
+  });
+};

@@ -69,6 +69,23 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     expect(message).toContain('spec.oauth.provider.github.teams[0]');
   });
 
+  // found by the unit suite's parity probes (test/unit/parity.test.ts)
+  it('an empty OIDC client ID, and a backend id of no backend kind', async () => {
+    expect(
+      await refused(
+        route({
+          oidc: {
+            issuer: 'https://id.example.com',
+            clientID: '',
+            clientSecretRef: { name: 's', key: 'k' },
+            scopes: ['openid'],
+          },
+        }),
+      ),
+    ).toContain('spec.oidc.clientID');
+    expect(await refused(route({ backend: { backendID: 'bkdxx_1' } }))).toContain('spec.backend.backendID');
+  });
+
   it('and the valid forms of the same fields pass', async () => {
     await apply(
       w.kube,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { DESCRIPTION_MAX_BYTES, ID_PREFIX, type IdKind, METADATA_MAX_BYTES, UINT32_MAX } from '../limits.ts';
-import { byteLength } from '../rules.ts';
+import { DESCRIPTION_MAX_BYTES, type IdKind, METADATA_MAX_BYTES, UINT32_MAX } from '../limits.ts';
+import { byteLength, idRule, type Rule } from '../rules.ts';
 
 /** Custom issue parameters carry a stable error code for the emulator's error body. */
 export const code = (error_code: string) => ({ params: { error_code } });
@@ -27,15 +27,10 @@ export const rule = <T extends z.ZodType>(
   errorCode: string,
 ) => schema.refine(ok, { message, ...code(errorCode) });
 
-export const idOf = (kind: IdKind) => {
-  const re = new RegExp(`^${ID_PREFIX[kind]}_[A-Za-z0-9]+$`);
-  return rule(
-    z.string(),
-    (s) => re.test(s),
-    `must be an id with the prefix ${ID_PREFIX[kind]}_`,
-    'ERR_INVALID_ID',
-  );
-};
+/** A string the API checks by one of the spec's rules (rules.ts). */
+export const checked = (r: Rule) => rule(z.string(), r.test, `must ${r.must}`, r.errorCode);
+
+export const idOf = (...kinds: IdKind[]) => checked(idRule(...kinds));
 
 export const uint32 = z.number().int().min(0).max(UINT32_MAX);
 export const StringMap = z.record(z.string(), z.string());

@@ -1,17 +1,12 @@
 import { z } from 'zod';
-import { aclProblem, isSshPublicKey } from '../rules.ts';
-import { code, resourceIn, resourceOut, rule } from './common.ts';
+import { aclProblem, RULES } from '../rules.ts';
+import { checked, code, idOf, resourceIn, resourceOut } from './common.ts';
 
 const Acl = z.array(z.string()).superRefine((acl, ctx) => {
   const problem = aclProblem(acl);
   if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { error_code: 'ERR_INVALID_ACL' } });
 });
-const OwnerId = rule(
-  z.string(),
-  (s) => /^(usr|bot)_[A-Za-z0-9]+$/.test(s),
-  'must be a user (usr_) or bot (bot_) id',
-  'ERR_INVALID_ID',
-);
+const OwnerId = idOf('user', 'bot');
 
 export const SSHCredential = z.object({
   ...resourceOut,
@@ -22,10 +17,7 @@ export const SSHCredential = z.object({
 export const SSHCredentialCreate = z.strictObject({
   ...resourceIn,
   acl: Acl.optional(),
-  public_key: z.string().refine(isSshPublicKey, {
-    message: 'must be an SSH public key in OpenSSH form ("ssh-ed25519 AAAA... comment")',
-    ...code('ERR_INVALID_SSH_PUBLIC_KEY'),
-  }),
+  public_key: checked(RULES.sshPublicKey),
   owner_id: OwnerId.optional(),
 });
 export const SSHCredentialUpdate = z.strictObject({ ...resourceIn, acl: Acl.optional() });

@@ -1,15 +1,10 @@
 import { z } from 'zod';
 import { MATCH_TYPES } from '../limits.ts';
-import { isHostport } from '../rules.ts';
-import { code, resourceIn, resourceOut } from './common.ts';
+import { RULES } from '../rules.ts';
+import { checked, resourceIn, resourceOut } from './common.ts';
 import * as m from './modules.ts';
 
-const Hostports = z.array(
-  z.string().refine(isHostport, {
-    message: 'must be host:port with a port in 1..65535',
-    ...code('ERR_INVALID_HOSTPORT'),
-  }),
-);
+const Hostports = z.array(checked(RULES.hostport));
 const nullable = <T extends z.ZodType>(t: T) => t.nullable();
 const inMod = <T extends z.ZodType>(t: T) => t.nullable().optional();
 

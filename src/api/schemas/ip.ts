@@ -1,12 +1,9 @@
 import { z } from 'zod';
 import { RESTRICTION_TYPES, RULE_ACTIONS } from '../limits.ts';
-import { isCidr } from '../rules.ts';
-import { code, idOf, Ref, resourceIn, resourceOut } from './common.ts';
+import { RULES } from '../rules.ts';
+import { checked, idOf, Ref, resourceIn, resourceOut } from './common.ts';
 
-const Cidr = z.string().refine(isCidr, {
-  message: 'must be an IPv4 or IPv6 address or range in CIDR notation',
-  ...code('ERR_INVALID_CIDR'),
-});
+const Cidr = checked(RULES.cidr);
 
 export const IPPolicy = z.object({ ...resourceOut });
 export const IPPolicyCreate = z.strictObject({ ...resourceIn });

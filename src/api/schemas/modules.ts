@@ -13,8 +13,8 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../limits.ts';
-import { GITHUB_TEAM_PATTERN, HEADER_NAME_PATTERN } from '../rules.ts';
-import { code, idOf, Ref, rule, StringMap, uint32 } from './common.ts';
+import { RULES } from '../rules.ts';
+import { checked, code, idOf, Ref, rule, StringMap, uint32 } from './common.ts';
 
 const enabled = { enabled: z.boolean().optional() };
 const enabledOut = { enabled: z.boolean() };
@@ -77,10 +77,7 @@ export const WebsocketTCPConverterModuleIn = z.strictObject({ ...enabled });
 export const WebsocketTCPConverterModule = z.object({ ...enabledOut });
 
 // --- headers
-const HeaderName = z.string().regex(new RegExp(HEADER_NAME_PATTERN), {
-  message: 'must be an HTTP header name',
-  ...code('ERR_INVALID_HEADER_NAME'),
-});
+const HeaderName = checked(RULES.headerName);
 export const HeadersModuleIn = z.strictObject({
   ...enabled,
   add: z.record(HeaderName, z.string()).optional(),
@@ -130,9 +127,7 @@ const oauthProviderFields = {
 const OAuthProviderIn = z.strictObject(oauthProviderFields);
 const OAuthGitHubIn = z.strictObject({
   ...oauthProviderFields,
-  teams: z
-    .array(z.string().regex(new RegExp(GITHUB_TEAM_PATTERN), { message: 'must be org-name/team-name' }))
-    .optional(),
+  teams: z.array(checked(RULES.githubTeam)).optional(),
   organizations: z.array(z.string()).optional(),
 });
 const OAuthProviderSet = z
@@ -242,7 +237,7 @@ export const SAMLModule = z.object({
 export const OIDCModuleIn = z.strictObject({
   ...enabled,
   ...sessionFields,
-  issuer: z.url({ message: 'must be the URL of the OpenID provider' }),
+  issuer: checked(RULES.url),
   client_id: z.string().min(1),
   client_secret: z.string().min(1),
   // absent: no scopes (clients omit empty lists)

@@ -2,6 +2,7 @@
 // and byte limits as CEL, so admission says what the API would say, earlier.
 import { z } from 'zod';
 import { DESCRIPTION_MAX_BYTES } from '../../api/limits.ts';
+import type { Rule as ValueRule } from '../../api/rules.ts';
 
 export {
   CREATE_PENDING_ANNOTATION,
@@ -49,6 +50,16 @@ export const noRepeats = <T extends z.ZodArray>(schema: T, mapKey?: string): T =
     'x-kubernetes-list-type': mapKey ? 'map' : 'set',
     ...(mapKey ? { 'x-kubernetes-list-map-keys': [mapKey] } : {}),
   }) as T;
+
+/**
+ * A string held to one of the spec's rules (src/api/rules.ts): admission checks its pattern
+ * or CEL, and the zod side (tests, export) runs the API's own check too.
+ */
+export const ruled = (r: ValueRule, field: string) => {
+  const message = `${field} must ${r.must}`;
+  const s = z.string().max(r.maxLength).refine(r.test, message);
+  return r.pattern ? s.regex(new RegExp(r.pattern), message) : cel(s, { rule: r.cel!, message });
+};
 
 export const immutable = <T extends z.ZodType>(schema: T, field: string): T =>
   cel(schema, { rule: 'self == oldSelf', message: `${field} is immutable`, reason: 'FieldValueForbidden' });

@@ -11,7 +11,7 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../../api/limits.ts';
-import { GITHUB_TEAM_PATTERN, HEADER_NAME_PATTERN } from '../../api/rules.ts';
+import { idRule, RULES } from '../../api/rules.ts';
 import type { HTTPSEdgeRoute as Remote } from '../../api/schemas/edges.ts';
 import {
   compact,
@@ -23,7 +23,7 @@ import {
   refOrID,
   type SecretReference,
 } from '../runtime/binding.ts';
-import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
+import { cel, doc, exactlyOne, immutable, localRef, ruled } from './crd-schema.ts';
 import {
   BackendModule,
   backendBody,
@@ -52,15 +52,18 @@ const session = {
 const strings = (max = 100) => z.array(z.string().max(512)).max(max);
 const onOff = (what: string) => z.object({ enabled }).describe(what);
 // header names as the API checks them (the wire schema's pattern); map keys need CEL
-const headerNames = z.array(z.string().max(256).regex(new RegExp(HEADER_NAME_PATTERN))).max(100);
-const headerMap = cel(z.record(z.string().max(256), z.string().max(4096)).meta({ maxProperties: 100 }), {
-  rule: `self.all(k, k.matches('${HEADER_NAME_PATTERN.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'))`,
-  message: 'header names must be HTTP tokens (no spaces)',
-});
+const headerNames = z.array(ruled(RULES.headerName, 'header names')).max(100);
+const headerMap = cel(
+  z.record(ruled(RULES.headerName, 'header names'), z.string().max(4096)).meta({ maxProperties: 100 }),
+  {
+    rule: `self.all(k, k.matches('${RULES.headerName.pattern.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'))`,
+    message: 'header names must be HTTP tokens (no spaces)',
+  },
+);
 
 const OAuthProvider = z.object({
   clientID: doc(
-    z.string().max(512),
+    z.string().min(1).max(512),
     "your OAuth app's client ID (github, facebook, microsoft, google: omit it and the client secret to use the service's managed app)",
   ).optional(),
   clientSecretRef: doc(SecretKeyRef, "the Secret key holding your OAuth app's client secret").optional(),
@@ -70,7 +73,7 @@ const OAuthProvider = z.object({
 });
 const OAuthGitHub = OAuthProvider.extend({
   teams: doc(
-    z.array(z.string().max(512).regex(new RegExp(GITHUB_TEAM_PATTERN))).max(100),
+    z.array(ruled(RULES.githubTeam, 'teams')).max(100),
     'only members of these teams, as org-name/team-name',
   ).optional(),
   organizations: doc(strings(), 'only members of these organizations (slugs)').optional(),
@@ -198,11 +201,8 @@ const Modules = {
     z.object({
       enabled,
       ...session,
-      issuer: doc(
-        cel(z.string().max(2048), { rule: 'isURL(self)', message: 'issuer must be a URL' }),
-        'URL of the OpenID provider (base URL for discovery)',
-      ),
-      clientID: doc(z.string().max(512), "the app's client ID and audience"),
+      issuer: doc(ruled(RULES.url, 'issuer'), 'URL of the OpenID provider (base URL for discovery)'),
+      clientID: doc(z.string().min(1).max(512), "the app's client ID and audience"),
       clientSecretRef: doc(SecretKeyRef, "the Secret key holding the app's client secret"),
       scopes: doc(strings(), 'scopes requested from the identity provider'),
     }),
@@ -215,7 +215,7 @@ const Spec = cel(
   z.object({
     edgeRef: immutable(localRef('HTTPSEdge'), 'edgeRef').optional(),
     edgeID: doc(
-      immutable(z.string().regex(/^edghts_[A-Za-z0-9]+$/), 'edgeID'),
+      immutable(ruled(idRule('httpsEdge'), 'edgeID'), 'edgeID'),
       'id of an HTTPS edge managed elsewhere (immutable)',
     ).optional(),
     matchType: doc(z.enum(MATCH_TYPES), 'exact_path or path_prefix'),

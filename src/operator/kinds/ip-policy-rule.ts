@@ -1,22 +1,17 @@
 import { z } from 'zod';
 import { RULE_ACTIONS } from '../../api/limits.ts';
+import { idRule, RULES } from '../../api/rules.ts';
 import type { IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding, refOrID } from '../runtime/binding.ts';
-import { cel, doc, exactlyOne, immutable, localRef } from './crd-schema.ts';
+import { cel, doc, exactlyOne, immutable, localRef, ruled } from './crd-schema.ts';
 
 const Spec = cel(
   z.object({
-    cidr: doc(
-      cel(z.string().max(49), {
-        rule: 'isIP(self) || isCIDR(self)',
-        message: 'cidr must be an IPv4 or IPv6 address or range in CIDR notation',
-      }),
-      'an IP address or range in CIDR notation; IPv4 and IPv6 supported',
-    ),
+    cidr: doc(ruled(RULES.cidr, 'cidr'), 'an IP address or range in CIDR notation; IPv4 and IPv6 supported'),
     action: doc(immutable(z.enum(RULE_ACTIONS), 'action'), 'allow or deny traffic from the cidr (immutable)'),
     ipPolicyRef: immutable(localRef('IPPolicy'), 'ipPolicyRef').optional(),
     ipPolicyID: doc(
-      immutable(z.string().regex(/^ipp_[A-Za-z0-9]+$/), 'ipPolicyID'),
+      immutable(ruled(idRule('ipPolicy'), 'ipPolicyID'), 'ipPolicyID'),
       'id of an IP policy managed elsewhere (immutable)',
     ).optional(),
   }),

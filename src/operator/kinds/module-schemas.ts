@@ -1,7 +1,7 @@
 // CRD shapes shared by several kinds' modules, and the camelCase -> wire mapping.
 import { z } from 'zod';
 import { TERMINATE_AT, TLS_MIN_VERSIONS } from '../../api/limits.ts';
-import { HOSTPORT_PATTERN } from '../../api/rules.ts';
+import { idRule, RULES } from '../../api/rules.ts';
 import {
   type ExportContext,
   exportEnabled,
@@ -9,7 +9,7 @@ import {
   type Reference,
   type ResolveRef,
 } from '../runtime/binding.ts';
-import { cel, doc, exactlyOne, localRef, noRepeats } from './crd-schema.ts';
+import { cel, doc, exactlyOne, localRef, noRepeats, ruled } from './crd-schema.ts';
 
 export const enabled = doc(
   z.boolean().default(true),
@@ -24,7 +24,12 @@ export const BackendRef = doc(
   }),
   'a TunnelGroupBackend or WeightedBackend in the same namespace',
 );
-const backendID = doc(z.string().regex(/^bkd[a-z]+_[A-Za-z0-9]+$/), 'id of a backend managed elsewhere');
+/** Any backend's id (a weighted backend may also point at an HTTP response backend). */
+export const BackendID = ruled(
+  idRule('tunnelGroupBackend', 'weightedBackend', 'httpResponseBackend'),
+  'backendID',
+);
+const backendID = doc(BackendID, 'id of a backend managed elsewhere');
 
 export const BackendModule = cel(
   z.object({ enabled, backendRef: BackendRef.optional(), backendID: backendID.optional() }),
@@ -46,7 +51,7 @@ export const PolicyChoice = {
     'IP policies in the same namespace',
   ).optional(),
   ipPolicyIDs: doc(
-    noRepeats(z.array(z.string().regex(/^ipp_[A-Za-z0-9]+$/)).max(100)),
+    noRepeats(z.array(ruled(idRule('ipPolicy'), 'ipPolicyIDs')).max(100)),
     'ids of IP policies managed elsewhere',
   ).optional(),
 };
@@ -112,7 +117,7 @@ export const MutualTLS = z.object({
   enabled,
   certificateAuthorityIDs: doc(
     z
-      .array(z.string().regex(/^ca_[A-Za-z0-9]+$/))
+      .array(ruled(idRule('certificateAuthority'), 'certificateAuthorityIDs'))
       .min(1)
       .max(50),
     'certificate authorities that validate client certificates',
@@ -121,12 +126,7 @@ export const MutualTLS = z.object({
 
 /** Hostports of an edge. */
 export const Hostports = doc(
-  z
-    .array(
-      // the wire schema's own pattern: a port in 1..65535, DNS labels of at most 63
-      z.string().max(260).regex(new RegExp(HOSTPORT_PATTERN)),
-    )
-    .max(50),
+  z.array(ruled(RULES.hostport, 'hostports')).max(50),
   'host:port pairs the edge listens on',
 );
 

@@ -1,23 +1,29 @@
 import { z } from 'zod';
-import { ACL_RULE_PATTERN, SSH_PUBLIC_KEY_PATTERN } from '../../api/rules.ts';
+import { ACL_RULE_PATTERN, aclProblem, idRule, RULES } from '../../api/rules.ts';
 import type { SSHCredential as Remote } from '../../api/schemas/credentials.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
-import { cel, doc, immutable } from './crd-schema.ts';
+import { cel, doc, immutable, ruled } from './crd-schema.ts';
 
 const Spec = z.object({
   publicKey: doc(
-    immutable(z.string().max(16_384).regex(new RegExp(SSH_PUBLIC_KEY_PATTERN)), 'publicKey'),
+    immutable(ruled(RULES.sshPublicKey, 'publicKey'), 'publicKey'),
     'OpenSSH public key, e.g. "ssh-ed25519 AAAA... comment" (immutable)',
   ),
   acl: doc(
-    cel(z.array(z.string().max(512).regex(new RegExp(ACL_RULE_PATTERN))).max(100), {
-      rule: "!self.exists(r, r == '*') || size(self) == 1",
-      message: 'the rule "*" must be the only rule',
-    }),
+    cel(
+      z
+        .array(z.string().max(512).regex(new RegExp(ACL_RULE_PATTERN)))
+        .max(100)
+        .refine((acl) => !aclProblem(acl), 'the rule "*" must be the only rule'),
+      {
+        rule: "!self.exists(r, r == '*') || size(self) == 1",
+        message: 'the rule "*" must be the only rule',
+      },
+    ),
     'bind rules (bind:<domain>, bind:*.<domain>, bind:<host:port>, bind:<key>=<value>) or the single rule "*"; empty: no restriction',
   ).optional(),
   ownerID: doc(
-    immutable(z.string().regex(/^(usr|bot)_[A-Za-z0-9]+$/), 'ownerID'),
+    immutable(ruled(idRule('user', 'bot'), 'ownerID'), 'ownerID'),
     'user or bot owning the credential (admins only; immutable)',
   ).optional(),
 });

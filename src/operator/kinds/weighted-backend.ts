@@ -3,15 +3,12 @@ import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
 import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
-import { BackendRef, backendRefOrID } from './module-schemas.ts';
+import { BackendID, BackendRef, backendRefOrID } from './module-schemas.ts';
 
 const Entry = cel(
   z.object({
     backendRef: BackendRef.optional(),
-    backendID: doc(
-      z.string().regex(/^bkd[a-z]+_[A-Za-z0-9]+$/),
-      'id of a backend managed elsewhere',
-    ).optional(),
+    backendID: doc(BackendID, 'id of a backend managed elsewhere').optional(),
     weight: doc(
       z.number().int().min(WEIGHT_MIN).max(WEIGHT_MAX),
       `relative weight, ${WEIGHT_MIN}..${WEIGHT_MAX}`,

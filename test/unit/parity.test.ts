@@ -1,0 +1,315 @@
+// Parity between what admission accepts and what the API accepts. A value the CRD schema
+// takes but the API refuses reaches users as Stalled/ApiRejected after the fact instead of
+// an error at `kubectl apply`: each field of each kind is probed with values on both sides
+// of the spec's rules, and every spec the CRD's zod schema accepts must be accepted by the
+// API (the in-process emulator) when the binding turns it into a create.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EdgeClient } from '../../src/api/client.ts';
+import { createClient } from '../../src/api/client.ts';
+import { ApiError } from '../../src/api/errors.ts';
+import { ID_PREFIX, type IdKind } from '../../src/api/limits.ts';
+import { idRule, RULES, type Rule } from '../../src/api/rules.ts';
+import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { specSchema } from '../../src/operator/kinds/crd.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
+import { selfSignedPem } from '../../src/util/x509.ts';
+import { sshPublicKey } from '../integration/harness.ts';
+
+// --- each rule: its admission pattern says what the API's check says
+
+const VALID: Record<keyof typeof RULES, string[]> = {
+  cidr: ['10.0.0.0/8', '192.168.1.1', '2001:db8::/32', '::1'],
+  hostport: ['app.example.com:443', '*.example.com:8443', 'a:1', 'x.io:65535'],
+  headerName: ['X-Request-Id', 'accept', "x!#$%&'*+.^_`|~"],
+  githubTeam: ['my-org/my-team', 'o/t'],
+  url: ['https://id.example.com', 'http://localhost:8080/realms/x'],
+  sshPublicKey: [sshPublicKey()],
+};
+const INVALID: Record<keyof typeof RULES, string[]> = {
+  cidr: ['', '10.0.0.0/33', '300.1.1.1', '10.0.0.0/', 'host'],
+  hostport: [
+    '',
+    'app.example.com',
+    'app.example.com:0',
+    'app.example.com:99999',
+    `${'a'.repeat(70)}.example.com:443`,
+    'UPPER.example.com:443',
+    'a b:80',
+  ],
+  headerName: ['', 'bad header', 'x:y', 'é'],
+  githubTeam: ['', 'team', 'org/', '/team', 'a/b/c', 'org /team'],
+  url: ['', 'not a url', 'example.com'],
+  sshPublicKey: ['', 'ssh-ed25519', 'ssh-rsa AAAA', 'ssh-ed25519 not-base64!'],
+};
+
+describe('each rule is one check on both sides', () => {
+  for (const [name, rule] of Object.entries(RULES) as [keyof typeof RULES, Rule][]) {
+    it(`${name}: valid values pass, invalid ones fail, and its admission pattern agrees`, () => {
+      for (const v of VALID[name]) expect(rule.test(v), `${name} ${JSON.stringify(v)}`).toBe(true);
+      for (const v of INVALID[name]) expect(rule.test(v), `${name} ${JSON.stringify(v)}`).toBe(false);
+      if (!rule.pattern) return expect(rule.cel).toBeTruthy();
+      const re = new RegExp(rule.pattern);
+      for (const v of [...VALID[name], ...INVALID[name]]) {
+        // admission cannot decode an SSH key: its pattern may only be the looser of the two
+        if (name === 'sshPublicKey' && !rule.test(v)) continue;
+        expect(re.test(v), `pattern of ${name} on ${JSON.stringify(v)}`).toBe(rule.test(v));
+      }
+      for (const v of VALID[name]) expect(v.length).toBeLessThanOrEqual(rule.maxLength);
+    });
+  }
+
+  it('id rules take the spec prefixes only', () => {
+    for (const kind of Object.keys(ID_PREFIX) as IdKind[]) {
+      const r = idRule(kind);
+      expect(r.test(`${ID_PREFIX[kind]}_2k9XbQ`)).toBe(true);
+      expect(r.test(`${ID_PREFIX[kind]}_`)).toBe(false);
+      expect(r.test(`x${ID_PREFIX[kind]}_2k9XbQ`)).toBe(false);
+      expect(new RegExp(r.pattern!).test(`${ID_PREFIX[kind]}_2k9XbQ`)).toBe(true);
+    }
+    expect(idRule('tunnelGroupBackend', 'weightedBackend').test('bkdwd_1')).toBe(true);
+    expect(idRule('tunnelGroupBackend', 'weightedBackend').test('bkdhr_1')).toBe(false);
+  });
+});
+
+// --- each field of each kind: admission never takes what the API refuses
+
+const STRINGS = [
+  '',
+  'a',
+  'x'.repeat(300),
+  `${'a'.repeat(70)}.example.com:443`,
+  'app.example.com:0',
+  'app.example.com:99999',
+  'app.example.com:443',
+  'bad header',
+  'not a url',
+  'https://id.example.com',
+  'team',
+  'org/team',
+  '10.0.0.0/33',
+  '10.0.0.0/8',
+  'ipp_',
+  'ca_x1',
+  'bkdhr_x1',
+  '*',
+  'bind:*.example.com',
+  'ü',
+];
+const NUMBERS = [-1, 0, 0.5, 1, 1.5, 100, 2 ** 32];
+
+type Json = Record<string, unknown>;
+type Path = (string | number)[];
+
+/** Every leaf (and record key) of a spec, with a setter for a probe value. */
+function* probes(
+  spec: unknown,
+  path: Path = [],
+): Generator<{ path: Path; values: unknown[]; key?: boolean }> {
+  if (typeof spec === 'string') yield { path, values: STRINGS };
+  else if (typeof spec === 'number') yield { path, values: NUMBERS };
+  else if (Array.isArray(spec)) for (const [i, v] of spec.entries()) yield* probes(v, [...path, i]);
+  else if (spec && typeof spec === 'object')
+    for (const [k, v] of Object.entries(spec)) {
+      if (path.at(-1) === 'add') yield { path: [...path, k], values: STRINGS, key: true };
+      yield* probes(v, [...path, k]);
+    }
+}
+function withValue(spec: Json, path: Path, value: unknown, key: boolean): Json {
+  const out = structuredClone(spec);
+  let node = out as Record<string | number, unknown>;
+  for (const p of path.slice(0, -1)) node = node[p] as Record<string | number, unknown>;
+  const last = path.at(-1)!;
+  if (key) {
+    const v = node[last];
+    delete node[last];
+    node[value as string] = v;
+  } else node[last] = value;
+  return out;
+}
+
+const ROUTE = { edgeRef: { name: 'app' }, matchType: 'path_prefix', match: '/' };
+const secretRef = { name: 'auth', key: 'value' };
+/** A spec per kind (several for routes) that uses every field. */
+const SPECS = (ids: Record<string, string>): [string, Json][] => [
+  ['IPPolicy', { description: 'office', metadata: 'team=a' }],
+  ['IPPolicyRule', { cidr: '10.0.0.0/8', action: 'allow', ipPolicyRef: { name: 'p' } }],
+  ['IPPolicyRule', { cidr: '10.0.0.0/8', action: 'deny', ipPolicyID: ids.IPPolicy }],
+  [
+    'IPRestriction',
+    { type: 'dashboard', enforced: true, ipPolicyRefs: [{ name: 'p' }], ipPolicyIDs: [ids.IPPolicy] },
+  ],
+  ['TunnelGroupBackend', { labels: { app: 'web' } }],
+  [
+    'WeightedBackend',
+    {
+      backends: [
+        { backendRef: { kind: 'TunnelGroupBackend', name: 'web' }, weight: 1 },
+        { backendID: ids.TunnelGroupBackend, weight: 10 },
+      ],
+    },
+  ],
+  ['SSHCredential', { publicKey: ids.key, acl: ['bind:*.example.com', 'bind:app.example.com:443'] }],
+  ['HTTPSEdge', { hostports: ['app.example.com:443'], tlsTermination: { minVersion: '1.2' } }],
+  ['TCPEdge', { hostports: ['1.tcp.example.com:20001'], backend: { backendID: ids.TunnelGroupBackend } }],
+  [
+    'TLSEdge',
+    {
+      hostports: ['tls.example.com:443'],
+      tlsTermination: { terminateAt: 'edge', minVersion: '1.3' },
+      mutualTLS: { certificateAuthorityIDs: [ids.ca] },
+      backend: { backendRef: { kind: 'TunnelGroupBackend', name: 'web' } },
+    },
+  ],
+  [
+    'HTTPSEdgeRoute',
+    {
+      ...ROUTE,
+      backend: { backendRef: { kind: 'WeightedBackend', name: 'split' } },
+      ipRestriction: { ipPolicyRefs: [{ name: 'p' }] },
+      circuitBreaker: {
+        trippedDuration: 10,
+        rollingWindow: 60,
+        numBuckets: 10,
+        volumeThreshold: 20,
+        errorThresholdPercentage: 0.5,
+      },
+      compression: {},
+      requestHeaders: { add: { 'X-From': 'edge' }, remove: ['Cookie'] },
+      responseHeaders: { add: { 'Strict-Transport-Security': 'max-age=63072000' }, remove: ['Server'] },
+      webhookVerification: { provider: 'stripe', secretRef },
+      websocketTCPConverter: {},
+    },
+  ],
+  [
+    'HTTPSEdgeRoute',
+    {
+      ...ROUTE,
+      oauth: {
+        provider: {
+          github: {
+            clientID: 'app',
+            clientSecretRef: secretRef,
+            scopes: ['read:org'],
+            emailAddresses: ['a@example.com'],
+            emailDomains: ['example.com'],
+            teams: ['org/team'],
+            organizations: ['org'],
+          },
+        },
+        optionsPassthrough: true,
+        cookiePrefix: 'edge',
+        inactivityTimeout: 3600,
+        maximumDuration: 86400,
+        authCheckInterval: 600,
+      },
+    },
+  ],
+  [
+    'HTTPSEdgeRoute',
+    {
+      ...ROUTE,
+      saml: {
+        idpMetadata: '<EntityDescriptor/>',
+        forceAuthn: true,
+        allowIdpInitiated: false,
+        authorizedGroups: ['eng'],
+        nameIDFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
+        cookiePrefix: 'sso',
+      },
+    },
+  ],
+  [
+    'HTTPSEdgeRoute',
+    {
+      ...ROUTE,
+      oidc: {
+        issuer: 'https://id.example.com',
+        clientID: 'app',
+        clientSecretRef: secretRef,
+        scopes: ['openid'],
+      },
+    },
+  ],
+];
+
+let emu: Emulator;
+let api: EdgeClient;
+let ids: Record<string, string>;
+beforeAll(async () => {
+  emu = await startEmulator({ port: 0 });
+  api = createClient({
+    baseUrl: emu.url,
+    apiKey: emu.apiKey,
+    rateLimitPerMinute: Infinity,
+    retry: { maxAttempts: 1 },
+  });
+  const tg = await api.tunnelGroupBackends.create({ labels: { app: 'web' } });
+  ids = {
+    IPPolicy: (await api.ipPolicies.create({})).id,
+    HTTPSEdge: (await api.httpsEdges.create({})).id,
+    TunnelGroupBackend: tg.id,
+    WeightedBackend: (await api.weightedBackends.create({ backends: { [tg.id]: 1 } })).id,
+    ca: (await api.certificateAuthorities.create({ ca_pem: await selfSignedPem('Parity CA') })).id,
+  };
+});
+afterAll(async () => {
+  await api?.close();
+  await emu?.close();
+});
+
+/** The API's answer to the create the binding makes of a spec: undefined when accepted. */
+async function apiRefusal(b: AnyBinding, spec: Json): Promise<string | undefined> {
+  const ref = (kind: string) => ids[kind]!;
+  const desired = b.desired(spec as never, ref);
+  const modules = Object.fromEntries(
+    (b.modules ?? []).flatMap((m) => {
+      const body = m.desired(spec as never, ref, () => 'secret-value');
+      return body ? [[m.name, body]] : [];
+    }),
+  );
+  try {
+    const created = (await b.api.create(api, { ...desired, ...modules })) as { id: string };
+    await b.api.delete(api, created.id, { edgeID: ids.HTTPSEdge });
+    return undefined;
+  } catch (err) {
+    // what admission cannot know (an id that does not exist) is not drift
+    if (err instanceof ApiError && err.status === 400)
+      return /does not exist/.test(err.apiMessage ?? '')
+        ? undefined
+        : `${err.errorCode}: ${err.apiMessage ?? err.message}`;
+    throw err;
+  }
+}
+
+describe('every spec admission accepts, the API accepts', () => {
+  it('covers every kind', async () => {
+    const kinds = new Set(SPECS({}).map(([k]) => k));
+    expect([...kinds].sort()).toEqual(BINDINGS.map((b) => b.kind).sort());
+  });
+
+  it.each(BINDINGS.map((b) => [b.kind, b] as const))('%s', async (kind, b) => {
+    const schema = specSchema(b);
+    const drift: string[] = [];
+    let tried = 0;
+    for (const [k, base] of SPECS({ ...ids, key: sshPublicKey() })) {
+      if (k !== kind) continue;
+      const spec = schema.parse(base) as Json;
+      // the base itself is valid on both sides, else every probe below proves nothing
+      expect(await apiRefusal(b, spec), `${kind} base spec`).toBeUndefined();
+      for (const p of probes(base)) {
+        if (p.path[0] === 'metadata') continue; // the engine adds the owner marker (own limit)
+        for (const v of p.values) {
+          const parsed = schema.safeParse(withValue(base, p.path, v, !!p.key));
+          if (!parsed.success) continue;
+          tried++;
+          const refusal = await apiRefusal(b, parsed.data as Json);
+          if (refusal)
+            drift.push(`${p.path.join('.')}${p.key ? ' (key)' : ''} = ${JSON.stringify(v)}: ${refusal}`);
+        }
+      }
+    }
+    expect(tried).toBeGreaterThan(0);
+    expect(drift).toEqual([]);
+  });
+});
