@@ -4,10 +4,12 @@
 // of the spec's rules, and every spec the CRD's zod schema accepts must be accepted by the
 // API (the in-process emulator) when the binding turns it into a create.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { z } from 'zod';
 import type { EdgeClient } from '../../src/api/client.ts';
 import { createClient } from '../../src/api/client.ts';
 import { ApiError } from '../../src/api/errors.ts';
-import { ID_PREFIX, type IdKind } from '../../src/api/limits.ts';
+import { ID_PREFIX, type IdKind, OAUTH_PROVIDERS } from '../../src/api/limits.ts';
+import { operations } from '../../src/api/operations.ts';
 import { idRule, RULES, type Rule } from '../../src/api/rules.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { specSchema } from '../../src/operator/kinds/crd.ts';
@@ -130,6 +132,12 @@ function withValue(spec: Json, path: Path, value: unknown, key: boolean): Json {
 
 const ROUTE = { edgeRef: { name: 'app' }, matchType: 'path_prefix', match: '/' };
 const secretRef = { name: 'auth', key: 'value' };
+const session = {
+  optionsPassthrough: true,
+  cookiePrefix: 'sso',
+  inactivityTimeout: 3600,
+  maximumDuration: 86400,
+};
 /** A spec per kind (several for routes) that uses every field. */
 const SPECS = (ids: Record<string, string>): [string, Json][] => [
   ['IPPolicy', { description: 'office', metadata: 'team=a' }],
@@ -149,7 +157,10 @@ const SPECS = (ids: Record<string, string>): [string, Json][] => [
       ],
     },
   ],
-  ['SSHCredential', { publicKey: ids.key, acl: ['bind:*.example.com', 'bind:app.example.com:443'] }],
+  [
+    'SSHCredential',
+    { publicKey: ids.key, acl: ['bind:*.example.com', 'bind:app.example.com:443'], ownerID: 'usr_emulator' },
+  ],
   ['HTTPSEdge', { hostports: ['app.example.com:443'], tlsTermination: { minVersion: '1.2' } }],
   ['TCPEdge', { hostports: ['1.tcp.example.com:20001'], backend: { backendID: ids.TunnelGroupBackend } }],
   [
@@ -197,10 +208,7 @@ const SPECS = (ids: Record<string, string>): [string, Json][] => [
             organizations: ['org'],
           },
         },
-        optionsPassthrough: true,
-        cookiePrefix: 'edge',
-        inactivityTimeout: 3600,
-        maximumDuration: 86400,
+        ...session,
         authCheckInterval: 600,
       },
     },
@@ -215,7 +223,7 @@ const SPECS = (ids: Record<string, string>): [string, Json][] => [
         allowIdpInitiated: false,
         authorizedGroups: ['eng'],
         nameIDFormat: 'urn:oasis:names:tc:SAML:2.0:nameid-format:persistent',
-        cookiePrefix: 'sso',
+        ...session,
       },
     },
   ],
@@ -228,9 +236,27 @@ const SPECS = (ids: Record<string, string>): [string, Json][] => [
         clientID: 'app',
         clientSecretRef: secretRef,
         scopes: ['openid'],
+        ...session,
       },
     },
   ],
+  ...OAUTH_PROVIDERS.filter((p) => p !== 'github').map((p): [string, Json] => [
+    'HTTPSEdgeRoute',
+    {
+      ...ROUTE,
+      oauth: {
+        provider: {
+          [p]: {
+            clientID: 'app',
+            clientSecretRef: secretRef,
+            scopes: ['email'],
+            emailAddresses: ['a@example.com'],
+            emailDomains: ['example.com'],
+          },
+        },
+      },
+    },
+  ]),
 ];
 
 let emu: Emulator;
@@ -311,5 +337,80 @@ describe('every spec admission accepts, the API accepts', () => {
     }
     expect(tried).toBeGreaterThan(0);
     expect(drift).toEqual([]);
+  });
+});
+
+// --- every field the API takes at create can be set from a spec
+
+const CREATE: Record<string, z.ZodType> = {
+  IPPolicy: operations.ipPolicies.create.body,
+  IPPolicyRule: operations.ipPolicyRules.create.body,
+  IPRestriction: operations.ipRestrictions.create.body,
+  TunnelGroupBackend: operations.tunnelGroupBackends.create.body,
+  WeightedBackend: operations.weightedBackends.create.body,
+  SSHCredential: operations.sshCredentials.create.body,
+  HTTPSEdge: operations.httpsEdges.create.body,
+  HTTPSEdgeRoute: operations.httpsEdgeRoutes.create.body,
+  TCPEdge: operations.tcpEdges.create.body,
+  TLSEdge: operations.tlsEdges.create.body,
+};
+
+/** Dotted paths of an object schema's fields, through optional/nullable/default and arrays. */
+function fieldPaths(schema: z.ZodType, prefix = ''): string[] {
+  const def = (
+    schema as unknown as {
+      def: {
+        type: string;
+        innerType?: z.ZodType;
+        element?: z.ZodType;
+        shape?: Record<string, z.ZodType>;
+        in?: z.ZodType;
+      };
+    }
+  ).def;
+  if (def.innerType) return fieldPaths(def.innerType, prefix);
+  if (def.type === 'pipe' && def.in) return fieldPaths(def.in, prefix);
+  if (def.type === 'array' && def.element) return fieldPaths(def.element, prefix);
+  if (def.type === 'object' && def.shape)
+    return Object.entries(def.shape).flatMap(([k, v]) => {
+      const p = prefix ? `${prefix}.${k}` : k;
+      const sub = fieldPaths(v, p);
+      return sub.length ? sub : [p];
+    });
+  return [];
+}
+function valuePaths(value: unknown, prefix = ''): string[] {
+  if (Array.isArray(value)) return value.flatMap((v) => valuePaths(v, prefix));
+  if (
+    value &&
+    typeof value === 'object' &&
+    !(prefix.endsWith('.add') || prefix === 'labels' || prefix === 'backends')
+  )
+    return Object.entries(value).flatMap(([k, v]) => {
+      const p = prefix ? `${prefix}.${k}` : k;
+      const sub = valuePaths(v, p);
+      return sub.length ? sub : [p];
+    });
+  return prefix ? [prefix] : [];
+}
+
+describe('every field the API takes at create is reachable from a spec', () => {
+  it.each(BINDINGS.map((b) => [b.kind, b] as const))('%s', (kind, b) => {
+    const reached = new Set<string>(['description', 'metadata']); // the engine's common fields
+    const ids = { IPPolicy: 'ipp_1', TunnelGroupBackend: 'bkdtg_1', ca: 'ca_1', key: sshPublicKey() };
+    for (const [k, base] of SPECS(ids)) {
+      if (k !== kind) continue;
+      const spec = specSchema(b).parse(base) as Json;
+      const ref = (kind: string) => `${kind}-id`;
+      const body = {
+        ...b.desired(spec as never, ref),
+        ...Object.fromEntries(
+          (b.modules ?? []).map((m) => [m.name, m.desired(spec as never, ref, () => 's')]),
+        ),
+      };
+      for (const p of valuePaths(body)) reached.add(p);
+    }
+    const missing = fieldPaths(CREATE[kind]!).filter((p) => !reached.has(p));
+    expect(missing).toEqual([]);
   });
 });
