@@ -11,7 +11,7 @@ import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { Informer } from '../../src/operator/runtime/informer.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/manager.ts';
-import { legacySecretDigest } from '../../src/operator/runtime/modules.ts';
+import { legacySecretDigest } from '../../src/operator/runtime/module-compare.ts';
 import { metrics, sumMetric } from '../support/operator.ts';
 import {
   condition,

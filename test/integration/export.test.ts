@@ -14,7 +14,12 @@ import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { RemoteBase } from '../../src/operator/runtime/binding.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
-import { covers, outputToInput, secretDigest, withoutSecrets } from '../../src/operator/runtime/modules.ts';
+import {
+  covers,
+  outputToInput,
+  secretDigest,
+  withoutSecrets,
+} from '../../src/operator/runtime/module-compare.ts';
 import { populateAccount, SECRETS } from '../support/account.ts';
 import { emulatorWithClient, type Harness } from './harness.ts';
 

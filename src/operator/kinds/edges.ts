@@ -18,7 +18,7 @@ import {
   MutualTLS,
   TLSTermination,
   tlsTerminationSpec,
-} from './module-schemas.ts';
+} from './shared-fields.ts';
 
 type Hosts = { hostports: string[] };
 /** What the three edge kinds share: hostports in spec and status. */

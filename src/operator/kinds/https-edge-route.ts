@@ -33,7 +33,7 @@ import {
   PolicyChoice,
   policiesRule,
   policyRefs,
-} from './module-schemas.ts';
+} from './shared-fields.ts';
 
 const seconds = (what: string) => doc(z.number().int().min(0).max(UINT32_MAX), what);
 const SecretKeyRef = doc(

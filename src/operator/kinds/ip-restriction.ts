@@ -3,7 +3,7 @@ import { RESTRICTION_TYPES } from '../../api/limits.ts';
 import type { IPRestriction as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc, immutable } from './crd-schema.ts';
-import { PolicyChoice, policiesRule, policyRefs } from './module-schemas.ts';
+import { PolicyChoice, policiesRule, policyRefs } from './shared-fields.ts';
 
 const Spec = cel(
   z.object({

@@ -3,7 +3,7 @@ import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
 import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
-import { BackendID, BackendRef, backendRefOrID } from './module-schemas.ts';
+import { BackendID, BackendRef, backendRefOrID } from './shared-fields.ts';
 
 const Entry = cel(
   z.object({

@@ -25,7 +25,7 @@ import {
   outputToInput,
   secretDigest,
   withoutSecrets,
-} from './modules.ts';
+} from './module-compare.ts';
 import type { Observer } from './observer.ts';
 import { decodeMetadata, encodeMetadata, type Owner } from './owner.ts';
 
@@ -98,7 +98,7 @@ interface RemoteObserver {
 }
 
 /** What this process last did to an object, so an unchanged object costs nothing until its resync. */
-interface Memo {
+interface LastSync {
   at: number;
   generation?: number;
   id?: string;
@@ -120,7 +120,7 @@ function olderThan(a: string | undefined, b: string | undefined): boolean {
 }
 
 /** A failure the engine turns into a condition, with or without a retry. */
-class Stop extends Error {
+class ConditionError extends Error {
   readonly phase: Phase;
   readonly outcome: Outcome;
   constructor(phase: Phase, outcome: Outcome) {
@@ -131,40 +131,40 @@ class Stop extends Error {
 }
 
 export class Engine {
-  readonly b: AnyBinding;
+  readonly binding: AnyBinding;
   readonly resource: ResourcePath;
-  private readonly o: EngineOptions;
+  private readonly opts: EngineOptions;
   /** What this process last applied per object: the cache can lag behind our own writes. */
-  private readonly memo = new Map<string, Memo>();
+  private readonly lastSync = new Map<string, LastSync>();
 
   constructor(o: EngineOptions) {
-    this.o = o;
-    this.b = o.binding;
+    this.opts = o;
+    this.binding = o.binding;
     this.resource = { group: GROUP, version: VERSION, plural: o.binding.plural };
   }
 
   get name(): string {
-    return this.b.kind.toLowerCase();
+    return this.binding.kind.toLowerCase();
   }
 
   /** When this process last finished writing an object's remote resource: older snapshots are stale for it. */
-  private readonly touched = new Map<string, number>();
+  private readonly lastRemoteWrite = new Map<string, number>();
 
   /** Bumped by forget(): a reconcile that started before must not record its result. */
-  private readonly epoch = new Map<string, number>();
+  private readonly resets = new Map<string, number>();
 
   forget(key: string): void {
-    this.memo.delete(key);
-    this.epoch.set(key, (this.epoch.get(key) ?? 0) + 1);
+    this.lastSync.delete(key);
+    this.resets.set(key, (this.resets.get(key) ?? 0) + 1);
   }
 
-  private remember(key: string, startEpoch: number, value: Memo) {
-    if ((this.epoch.get(key) ?? 0) === startEpoch) this.memo.set(key, value);
+  private remember(key: string, resetsAtStart: number, value: LastSync) {
+    if ((this.resets.get(key) ?? 0) === resetsAtStart) this.lastSync.set(key, value);
   }
 
   /** A write to the remote resource finished: bulk observations that began before it are stale for it. */
   private wrote(obj: KubeObject): void {
-    this.touched.set(`${obj.metadata.namespace}/${obj.metadata.name}`, Date.now());
+    this.lastRemoteWrite.set(`${obj.metadata.namespace}/${obj.metadata.name}`, Date.now());
   }
 
   /** When a new object began waiting for a reference or a Secret, until it says so in status. */
@@ -181,25 +181,25 @@ export class Engine {
     const cell = this.running.get(key);
     if (cell && cell.priority !== 'urgent') {
       cell.priority = 'urgent';
-      this.o.api.transport.limiter.reprioritized();
+      this.opts.api.transport.limiter.reprioritized();
     }
   }
 
   /** Drops what is kept for an object that is gone. */
   drop(key: string): void {
     this.waitingSince.delete(key);
-    this.memo.delete(key);
-    this.touched.delete(key);
-    this.epoch.delete(key);
+    this.lastSync.delete(key);
+    this.lastRemoteWrite.delete(key);
+    this.resets.delete(key);
   }
 
   async reconcile(key: string): Promise<Outcome> {
     // a copy: the cache must only change through watch events, or old/new comparisons lie
-    const startEpoch = this.epoch.get(key) ?? 0;
-    const cached = this.o.get(key);
+    const resetsAtStart = this.resets.get(key) ?? 0;
+    const cached = this.opts.get(key);
     const obj = cached && structuredClone(cached);
     if (!obj) {
-      this.memo.delete(key);
+      this.lastSync.delete(key);
       return {};
     }
     try {
@@ -214,10 +214,10 @@ export class Engine {
       const cell: PriorityCell = { priority };
       this.running.set(key, cell);
       return await withPriority(cell, () =>
-        obj.metadata.deletionTimestamp ? this.finalize(obj) : this.sync(obj, startEpoch),
+        obj.metadata.deletionTimestamp ? this.finalize(obj) : this.sync(obj, resetsAtStart),
       ).finally(() => this.running.delete(key));
     } catch (err) {
-      if (err instanceof Stop) {
+      if (err instanceof ConditionError) {
         // Throttled while only looking (nothing the user changed is pending): the object
         // keeps its Ready state, no condition flaps; it is looked at again after Retry-After.
         const st = obj.status as Status | undefined;
@@ -240,7 +240,7 @@ export class Engine {
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
         await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
-          this.remember(key, startEpoch, {
+          this.remember(key, resetsAtStart, {
             at: Date.now(),
             generation: obj.metadata.generation,
             stalled: true,
@@ -248,7 +248,7 @@ export class Engine {
             resourceVersion: obj.metadata.resourceVersion,
           });
         if (err.phase.state === 'stalled' || NOTEWORTHY.has(err.phase.reason))
-          this.o.events.record(
+          this.opts.events.record(
             obj,
             err.phase.state === 'stalled' || err.phase.reason !== 'WaitingForReference'
               ? 'Warning'
@@ -265,7 +265,11 @@ export class Engine {
 
   private owner(obj: KubeObject): Owner {
     const m = obj.metadata;
-    return { cluster: this.o.clusterId, uid: m.uid!, object: `${this.b.kind}/${m.namespace}/${m.name}` };
+    return {
+      cluster: this.opts.clusterId,
+      uid: m.uid!,
+      object: `${this.binding.kind}/${m.namespace}/${m.name}`,
+    };
   }
 
   /** API errors become conditions: a rejected request stalls, anything else retries. */
@@ -275,10 +279,10 @@ export class Engine {
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       const raw = err.apiMessage ?? err.message;
-      const detail = this.o.nameIds?.(raw) ?? raw;
+      const detail = this.opts.nameIds?.(raw) ?? raw;
       if (isRetryable(err)) {
         const wait = err.retryAfterMs;
-        throw new Stop(
+        throw new ConditionError(
           {
             state: 'progressing',
             reason: err.status === 429 ? 'ApiThrottled' : 'ApiUnavailable',
@@ -288,16 +292,16 @@ export class Engine {
         );
       }
       const auth = err.status === 401 || err.status === 403;
-      throw new Stop(
+      throw new ConditionError(
         { state: 'stalled', reason: auth ? 'ApiUnauthorized' : 'ApiRejected', message: `${what}: ${detail}` },
         auth ? { requeueAfterMs: SLOW_RETRY_MS } : {},
       );
     }
   }
 
-  private due(key: string): boolean {
-    const last = this.memo.get(key)?.at;
-    return last === undefined || Date.now() - last >= this.o.resyncMs * 0.8;
+  private resyncDue(key: string): boolean {
+    const last = this.lastSync.get(key)?.at;
+    return last === undefined || Date.now() - last >= this.opts.resyncMs * 0.8;
   }
 
   /**
@@ -305,7 +309,7 @@ export class Engine {
    * the API holds (from the kind's bulk observation when it is fresh for this object,
    * else one GET), then create, recreate, adopt or update, and report.
    */
-  private async sync(obj: KubeObject, startEpoch: number): Promise<Outcome> {
+  private async sync(obj: KubeObject, resetsAtStart: number): Promise<Outcome> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
     if (this.unchanged(key, obj)) return {};
     const observer = this.observerFor(key);
@@ -319,12 +323,14 @@ export class Engine {
         id: remote.id,
         uri: remote.uri,
         createdAt: remote.created_at,
-        ...(this.b.statusOf?.(remote, want.desired) ?? {}),
-        ...(this.b.modules?.some((m) => m.secretPaths) ? { secretDigests: this.digests(want.modules) } : {}),
+        ...(this.binding.statusOf?.(remote, want.desired) ?? {}),
+        ...(this.binding.modules?.some((m) => m.secretPaths)
+          ? { secretDigests: this.digests(want.modules) }
+          : {}),
       },
-      { state: 'ready', reason: 'Synced', message: `${this.b.kind} ${remote.id} is in sync` },
+      { state: 'ready', reason: 'Synced', message: `${this.binding.kind} ${remote.id} is in sync` },
     );
-    this.remember(key, startEpoch, {
+    this.remember(key, resetsAtStart, {
       at: Date.now(),
       generation: obj.metadata.generation,
       id: remote.id,
@@ -343,23 +349,23 @@ export class Engine {
    * status someone else wrote (a second installation, a person) is a change: put right at once.
    */
   private unchanged(key: string, obj: KubeObject): boolean {
-    const memo = this.memo.get(key);
-    if (!memo || memo.generation !== obj.metadata.generation) return false;
+    const last = this.lastSync.get(key);
+    if (!last || last.generation !== obj.metadata.generation) return false;
     // the cache has not caught up with this process's own last write yet: its event follows
-    const lagging = olderThan(obj.metadata.resourceVersion, memo.resourceVersion);
-    if (!lagging && !isDeepStrictEqual(memo.status, obj.status)) return false;
-    const snapshot = this.o.observer?.latest;
-    if (snapshot && snapshot.completedAt > memo.at) {
+    const lagging = olderThan(obj.metadata.resourceVersion, last.resourceVersion);
+    if (!lagging && !isDeepStrictEqual(last.status, obj.status)) return false;
+    const snapshot = this.opts.observer?.latest;
+    if (snapshot && snapshot.completedAt > last.at) {
       // a newer bulk observation: news for this object unless this process wrote the
       // resource after its page (or, for a resource not listed, after the list) began
-      const touched = this.touched.get(key) ?? 0;
-      const listed = memo.id ? snapshot.items.get(memo.id) : undefined;
+      const touched = this.lastRemoteWrite.get(key) ?? 0;
+      const listed = last.id ? snapshot.items.get(last.id) : undefined;
       return !(listed ? listed.at > touched : snapshot.startedAt > touched);
     }
     // the kind's next observation is on its way: wait for it rather than read one by one
-    if (this.o.observer && !this.o.observer.failing) return true;
+    if (this.opts.observer && !this.opts.observer.failing) return true;
     // no observer, or its lists fail: a GET once the resync is due
-    return !this.due(key);
+    return !this.resyncDue(key);
   }
 
   /**
@@ -372,25 +378,25 @@ export class Engine {
     const get: RemoteObserver = {
       observe: async (id, desired) => {
         try {
-          return { found: true, remote: await this.b.api.get(this.o.api, id, desired) };
+          return { found: true, remote: await this.binding.api.get(this.opts.api, id, desired) };
         } catch (err) {
           if (isNotFound(err)) return { found: false };
           return this.call(`get ${id}`, () => Promise.reject(err));
         }
       },
     };
-    const snapshot = this.o.observer?.latest;
+    const snapshot = this.opts.observer?.latest;
     if (!snapshot) {
-      this.o.log.debug({ object: key }, 'observation: the kind has not been listed yet, reading it');
+      this.opts.log.debug({ object: key }, 'observation: the kind has not been listed yet, reading it');
       return get;
     }
-    const touched = this.touched.get(key) ?? 0;
+    const touched = this.lastRemoteWrite.get(key) ?? 0;
     return {
       observe: async (id, desired) => {
         const listed = snapshot.items.get(id);
         // listed on a page sent after this process's last write finished: current
         if (listed && listed.at > touched) return { found: true, remote: listed.remote as Remote };
-        this.o.log.debug(
+        this.opts.log.debug(
           {
             object: key,
             id,
@@ -410,12 +416,12 @@ export class Engine {
   private async wanted(obj: KubeObject): Promise<Wanted> {
     const spec = (obj.spec ?? {}) as Record<string, unknown> & { description?: string; metadata?: string };
     const ids = new Map<string, string>();
-    const references = this.b.references?.(spec) ?? [];
+    const references = this.binding.references?.(spec) ?? [];
     const seen = new Map<string, string>();
     for (const r of references) {
       const first = seen.get(`${r.kind}/${r.name}`);
       if (first)
-        throw new Stop(
+        throw new ConditionError(
           {
             state: 'stalled',
             reason: 'DuplicateReference',
@@ -426,14 +432,14 @@ export class Engine {
       seen.set(`${r.kind}/${r.name}`, r.path);
     }
     for (const r of references) {
-      const target = this.o.lookup(r.kind, obj.metadata.namespace!, r.name);
+      const target = this.opts.lookup(r.kind, obj.metadata.namespace!, r.name);
       const id = (target?.status as Status | undefined)?.id;
       // a referenced object being deleted keeps its remote resource while this one uses it
       // (it waits as InUse), so its id still serves
       if (!id) {
         const cycle = this.cycleThrough(obj, r);
         if (cycle)
-          throw new Stop(
+          throw new ConditionError(
             {
               state: 'stalled',
               reason: 'ReferenceCycle',
@@ -441,7 +447,7 @@ export class Engine {
             },
             {},
           );
-        throw new Stop(
+        throw new ConditionError(
           {
             state: 'progressing',
             reason: 'WaitingForReference',
@@ -454,11 +460,11 @@ export class Engine {
     }
     const ref = (kind: string, name: string) => ids.get(`${kind}/${name}`)!;
     const secrets = new Map<string, string>();
-    for (const s of this.b.secrets?.(spec) ?? []) {
-      const secret = await this.o.readSecret(obj.metadata.namespace!, s.name);
+    for (const s of this.binding.secrets?.(spec) ?? []) {
+      const secret = await this.opts.readSecret(obj.metadata.namespace!, s.name);
       const data = secret?.[s.key];
       if (data === undefined) {
-        throw new Stop(
+        throw new ConditionError(
           {
             state: 'progressing',
             reason: 'WaitingForSecret',
@@ -477,7 +483,7 @@ export class Engine {
       metadata: encodeMetadata(this.owner(obj), spec.metadata ?? ''),
     };
     if (Buffer.byteLength(common.metadata) > METADATA_MAX) {
-      throw new Stop(
+      throw new ConditionError(
         {
           state: 'stalled',
           reason: 'MetadataTooLong',
@@ -487,8 +493,8 @@ export class Engine {
       );
     }
     return {
-      desired: this.b.desired(spec, ref),
-      modules: new Map((this.b.modules ?? []).map((m) => [m.name, m.desired(spec, ref, secret)])),
+      desired: this.binding.desired(spec, ref),
+      modules: new Map((this.binding.modules ?? []).map((m) => [m.name, m.desired(spec, ref, secret)])),
       common,
     };
   }
@@ -501,7 +507,7 @@ export class Engine {
     // A create may have happened before a crash: find it by its owner marker.
     const found = await this.findOwned(obj, want.desired);
     if (found)
-      this.o.events.record(
+      this.opts.events.record(
         obj,
         'Normal',
         'Recovered',
@@ -525,14 +531,14 @@ export class Engine {
         annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString() },
       });
       const remote = await this.create(obj, want);
-      this.o.events.record(obj, 'Normal', 'Created', `created ${remote.id}`);
+      this.opts.events.record(obj, 'Normal', 'Created', `created ${remote.id}`);
       return remote;
     }
     if (!obj.metadata.finalizers?.includes(FINALIZER))
       await this.patchMeta(obj, { finalizers: this.withFinalizer(obj) });
     if (!seen?.found) {
       if (status.id !== id)
-        throw new Stop(
+        throw new ConditionError(
           { state: 'stalled', reason: 'AdoptionFailed', message: `${ID_ANNOTATION}: ${id} does not exist` },
           {},
         );
@@ -541,7 +547,7 @@ export class Engine {
         annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString(), [ID_ANNOTATION]: null },
       });
       const remote = await this.create(obj, want);
-      this.o.events.record(
+      this.opts.events.record(
         obj,
         'Warning',
         'Recreated',
@@ -550,8 +556,8 @@ export class Engine {
       return remote;
     }
     const marker = decodeMetadata(seen.remote.metadata).owner;
-    if (marker && marker.cluster !== this.o.clusterId) {
-      throw new Stop(
+    if (marker && marker.cluster !== this.opts.clusterId) {
+      throw new ConditionError(
         {
           state: 'stalled',
           reason: 'OwnedElsewhere',
@@ -574,15 +580,19 @@ export class Engine {
         });
       }
       if (!ann[CREATE_PENDING_ANNOTATION])
-        this.o.events.record(obj, 'Normal', 'Adopted', `adopted existing ${remote.id}`);
+        this.opts.events.record(obj, 'Normal', 'Adopted', `adopted existing ${remote.id}`);
     }
     return remote;
   }
 
   /** One API create with the modules inline, then the id recorded (the create-pending mark goes). */
   private async create(obj: KubeObject, want: Wanted): Promise<Remote> {
-    const remote = await this.call(`create ${this.b.kind}`, () =>
-      this.b.api.create(this.o.api, { ...want.desired, ...want.common, ...this.inline(want.modules) }),
+    const remote = await this.call(`create ${this.binding.kind}`, () =>
+      this.binding.api.create(this.opts.api, {
+        ...want.desired,
+        ...want.common,
+        ...this.inline(want.modules),
+      }),
     );
     this.wrote(obj);
     await this.patchMeta(obj, {
@@ -598,11 +608,11 @@ export class Engine {
     desired: Record<string, unknown>,
     common: Common,
   ) {
-    const observed = this.b.observe(remote);
+    const observed = this.binding.observe(remote);
     const changed = Object.keys(desired).filter((k) => !isDeepStrictEqual(desired[k], observed[k]));
-    const fixed = changed.filter((k) => !(this.b.updatable as string[]).includes(k));
+    const fixed = changed.filter((k) => !(this.binding.updatable as string[]).includes(k));
     if (fixed.length) {
-      throw new Stop(
+      throw new ConditionError(
         {
           state: 'stalled',
           reason: 'ImmutableFieldDiffers',
@@ -623,11 +633,11 @@ export class Engine {
       patch.metadata = common.metadata;
     if (Object.keys(patch).length === 0) return remote;
     const updated = await this.call(`update ${remote.id}`, () =>
-      this.b.api.update(this.o.api, remote.id, patch, desired),
+      this.binding.api.update(this.opts.api, remote.id, patch, desired),
     );
     this.wrote(obj);
     const drift = (obj.status as Status | undefined)?.observedGeneration === obj.metadata.generation;
-    this.o.events.record(
+    this.opts.events.record(
       obj,
       'Normal',
       drift ? 'DriftCorrected' : 'Updated',
@@ -642,9 +652,9 @@ export class Engine {
 
   private digests(modules: Map<string, Record<string, unknown> | null>): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const m of this.b.modules ?? []) {
+    for (const m of this.binding.modules ?? []) {
       const body = modules.get(m.name);
-      const d = body ? secretDigest(body, m.secretPaths, this.o.digestKey) : undefined;
+      const d = body ? secretDigest(body, m.secretPaths, this.opts.digestKey) : undefined;
       if (d) out[m.name] = d;
     }
     return out;
@@ -660,22 +670,22 @@ export class Engine {
     const now: Remote = { ...remote };
     const status = (obj.status ?? {}) as Status & { secretDigests?: Record<string, string> };
     const applied =
-      this.memo.get(`${obj.metadata.namespace}/${obj.metadata.name}`)?.digests ?? status.secretDigests;
+      this.lastSync.get(`${obj.metadata.namespace}/${obj.metadata.name}`)?.digests ?? status.secretDigests;
     const changed: string[] = [];
-    for (const m of this.b.modules ?? []) {
+    for (const m of this.binding.modules ?? []) {
       const want = modules.get(m.name) ?? null;
       const have = (remote[m.name] as Record<string, unknown> | null | undefined) ?? null;
       if (!want) {
         if (have) {
           await this.call(`delete module ${m.name} of ${remote.id}`, () =>
-            m.delete(this.o.api, remote.id, desired),
+            m.delete(this.opts.api, remote.id, desired),
           );
           now[m.name] = null;
           changed.push(`-${m.name}`);
         }
         continue;
       }
-      const digest = secretDigest(want, m.secretPaths, this.o.digestKey);
+      const digest = secretDigest(want, m.secretPaths, this.opts.digestKey);
       const was = applied?.[m.name];
       // A digest from before the operator had a key of its own (keyed by the object's uid)
       // still proves the applied value: the status is rewritten with the new digest, the
@@ -689,14 +699,14 @@ export class Engine {
           was === legacySecretDigest(want, m.secretPaths, obj.metadata.uid)) ||
         (was === undefined &&
           have !== null &&
-          digest === secretDigest(outputToInput(have), m.secretPaths, this.o.digestKey));
+          digest === secretDigest(outputToInput(have), m.secretPaths, this.opts.digestKey));
       const same =
         have &&
         covers(withoutSecrets(want, m.secretPaths), withoutSecrets(outputToInput(have), m.secretPaths)) &&
         sameSecrets;
       if (!same) {
         const put = await this.call(`put module ${m.name} of ${remote.id}`, () =>
-          m.put(this.o.api, remote.id, want, desired),
+          m.put(this.opts.api, remote.id, want, desired),
         );
         if (put && typeof put === 'object') now[m.name] = put;
         changed.push(m.name);
@@ -704,7 +714,7 @@ export class Engine {
     }
     if (changed.length) this.wrote(obj);
     if (changed.length)
-      this.o.events.record(
+      this.opts.events.record(
         obj,
         'Normal',
         'ModulesUpdated',
@@ -720,29 +730,29 @@ export class Engine {
    */
   private cycleThrough(obj: KubeObject, first: { kind: string; name: string }): string[] | undefined {
     const ns = obj.metadata.namespace!;
-    const self = `${this.b.kind}/${obj.metadata.name}`;
+    const self = `${this.binding.kind}/${obj.metadata.name}`;
     const visited = new Set<string>();
     const walk = (node: { kind: string; name: string }, path: string[]): string[] | undefined => {
       const id = `${node.kind}/${node.name}`;
       if (id === self) return [...path, `${node.kind} ${node.name}`];
       if (visited.has(id)) return undefined;
       visited.add(id);
-      const target = this.o.lookup(node.kind, ns, node.name);
+      const target = this.opts.lookup(node.kind, ns, node.name);
       if (!target) return undefined;
-      for (const next of this.o.referencesOf?.(node.kind, target.spec ?? {}) ?? []) {
+      for (const next of this.opts.referencesOf?.(node.kind, target.spec ?? {}) ?? []) {
         const found = walk(next, [...path, `${node.kind} ${node.name}`]);
         if (found) return found;
       }
       return undefined;
     };
-    return walk(first, [`${this.b.kind} ${obj.metadata.name}`]);
+    return walk(first, [`${this.binding.kind} ${obj.metadata.name}`]);
   }
 
   private async findOwned(obj: KubeObject, desired: Record<string, unknown>) {
-    return this.call(`list ${this.b.kind} (recovery)`, async () => {
-      for await (const r of this.b.api.list(this.o.api, desired)) {
+    return this.call(`list ${this.binding.kind} (recovery)`, async () => {
+      for await (const r of this.binding.api.list(this.opts.api, desired)) {
         const o = decodeMetadata((r as { metadata?: string }).metadata).owner;
-        if (o && o.cluster === this.o.clusterId && o.uid === obj.metadata.uid) return r as { id: string };
+        if (o && o.cluster === this.opts.clusterId && o.uid === obj.metadata.uid) return r as { id: string };
       }
       return undefined;
     });
@@ -758,30 +768,31 @@ export class Engine {
       id = (await this.findOwned(obj, {}))?.id;
     }
     if (id && spec.deletionPolicy === 'Retain') {
-      this.o.events.record(obj, 'Normal', 'Retained', `left ${id} in place (deletionPolicy: Retain)`);
+      this.opts.events.record(obj, 'Normal', 'Retained', `left ${id} in place (deletionPolicy: Retain)`);
     } else if (id) {
       // The API does not refuse every such delete (route modules, backends): deleting what
       // other objects still use would silently open or break their traffic. The manager
       // requeues this object when a referrer goes away or stops referencing it.
-      const referrers = this.o.referrersOf?.(this.b.kind, obj.metadata.namespace!, obj.metadata.name) ?? [];
+      const referrers =
+        this.opts.referrersOf?.(this.binding.kind, obj.metadata.namespace!, obj.metadata.name) ?? [];
       if (referrers.length && obj.metadata.annotations?.[FORCE_DELETE_ANNOTATION] !== 'true') {
         const names =
           referrers.slice(0, 10).join(', ') +
           (referrers.length > 10 ? `, and ${referrers.length - 10} more` : '');
         const message = `${id} is still referenced by ${names}: delete them or remove their references first (or annotate ${FORCE_DELETE_ANNOTATION}=true)`;
-        this.o.events.record(obj, 'Warning', 'InUse', message);
-        throw new Stop({ state: 'progressing', reason: 'InUse', message }, {});
+        this.opts.events.record(obj, 'Warning', 'InUse', message);
+        throw new ConditionError({ state: 'progressing', reason: 'InUse', message }, {});
       }
       const target = id;
       try {
-        await this.b.api.delete(this.o.api, target, status);
-        this.o.events.record(obj, 'Normal', 'Deleted', `deleted ${target}`);
+        await this.binding.api.delete(this.opts.api, target, status);
+        this.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${target}`);
       } catch (err) {
         if (!isNotFound(err)) {
           // Deletes are retried whatever the API said: a dependent may still be going away.
           const raw = err instanceof ApiError ? (err.apiMessage ?? err.message) : (err as Error).message;
-          const msg = this.o.nameIds?.(raw) ?? raw;
-          throw new Stop(
+          const msg = this.opts.nameIds?.(raw) ?? raw;
+          throw new ConditionError(
             { state: 'progressing', reason: 'DeleteFailed', message: `delete ${target}: ${msg}` },
             { retry: true },
           );
@@ -789,7 +800,7 @@ export class Engine {
       }
     }
     await this.patchMeta(obj, { finalizers: (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER) });
-    this.memo.delete(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    this.lastSync.delete(`${obj.metadata.namespace}/${obj.metadata.name}`);
     return {};
   }
 
@@ -803,7 +814,7 @@ export class Engine {
     obj: KubeObject,
     meta: { finalizers?: string[]; annotations?: Record<string, string | null> },
   ) {
-    const updated = await this.o.kube.patch(this.resource, obj.metadata.namespace, obj.metadata.name, {
+    const updated = await this.opts.kube.patch(this.resource, obj.metadata.namespace, obj.metadata.name, {
       metadata: { resourceVersion: obj.metadata.resourceVersion, ...meta },
     });
     obj.metadata = updated.metadata;
@@ -826,7 +837,7 @@ export class Engine {
     // what the status should be, whole: keys that go become null at any depth
     const patch = mergePatch(old as Record<string, unknown>, next as Record<string, unknown>);
     if (Object.keys(patch).length === 0) return;
-    this.o.log.info(
+    this.opts.log.info(
       {
         controller: this.name,
         object: `${obj.metadata.namespace}/${obj.metadata.name}`,
@@ -838,7 +849,7 @@ export class Engine {
       'reconciled',
     );
     // conditions are a list: a merge patch replaces it whole, so conditions that no longer apply go
-    const updated = await this.o.kube.patch(
+    const updated = await this.opts.kube.patch(
       this.resource,
       obj.metadata.namespace,
       obj.metadata.name,

@@ -45,7 +45,7 @@ class Gone extends Error {}
 export class Informer {
   readonly cache = new Map<string, KubeObject>();
   private readonly handlers: EventHandler[] = [];
-  private readonly o: Required<
+  private readonly opts: Required<
     Omit<InformerOptions, 'namespace' | 'labelSelector' | 'metadataOnly' | 'transform'>
   > &
     Pick<InformerOptions, 'namespace' | 'labelSelector' | 'metadataOnly' | 'transform'>;
@@ -62,7 +62,7 @@ export class Informer {
   stats = { lists: 0, watches: 0, restarts: 0, rewatches: 0, events: 0 };
 
   constructor(opts: InformerOptions) {
-    this.o = {
+    this.opts = {
       relistMs: 30 * 60_000,
       idleMs: 3 * 60_000,
       watchTimeoutSeconds: 300,
@@ -80,12 +80,12 @@ export class Informer {
     return now - this.progressAt;
   }
   get idleMs(): number {
-    return this.o.idleMs;
+    return this.opts.idleMs;
   }
 
   private lean(o: KubeObject): KubeObject {
     delete (o.metadata as { managedFields?: unknown }).managedFields;
-    return this.o.transform ? this.o.transform(o) : o;
+    return this.opts.transform ? this.opts.transform(o) : o;
   }
 
   on(handler: EventHandler): void {
@@ -116,7 +116,7 @@ export class Informer {
       try {
         h(type, obj, old);
       } catch (err) {
-        this.o.log.error({ err }, 'informer handler threw');
+        this.opts.log.error({ err }, 'informer handler threw');
       }
     }
   }
@@ -126,11 +126,11 @@ export class Informer {
     let cont: string | undefined;
     let rv = '';
     do {
-      const page = await this.o.kube.list(
-        this.o.resource,
-        this.o.namespace,
-        { limit: 500, continue: cont, labelSelector: this.o.labelSelector },
-        this.o.metadataOnly ? METADATA_ONLY.list : undefined,
+      const page = await this.opts.kube.list(
+        this.opts.resource,
+        this.opts.namespace,
+        { limit: 500, continue: cont, labelSelector: this.opts.labelSelector },
+        this.opts.metadataOnly ? METADATA_ONLY.list : undefined,
       );
       this.progressAt = Date.now();
       items.push(...page.items);
@@ -186,12 +186,12 @@ export class Informer {
 
   private async run(): Promise<void> {
     const signal = this.abort.signal;
-    let backoff = this.o.minBackoffMs;
+    let backoff = this.opts.minBackoffMs;
     let rv: string | undefined;
     let listedAt = 0;
     while (!signal.aborted) {
       try {
-        if (rv === undefined || Date.now() - listedAt > jitter(this.o.relistMs)) {
+        if (rv === undefined || Date.now() - listedAt > jitter(this.opts.relistMs)) {
           rv = await this.relist();
           listedAt = Date.now();
         }
@@ -199,9 +199,9 @@ export class Informer {
         const both = AbortSignal.any([signal, this.current.signal]);
         this.stats.watches++;
         const started = Date.now();
-        await this.o.kube.watch(
-          this.o.resource,
-          this.o.namespace,
+        await this.opts.kube.watch(
+          this.opts.resource,
+          this.opts.namespace,
           rv,
           (e) => {
             const next = this.handle(e);
@@ -209,30 +209,30 @@ export class Informer {
           },
           {
             signal: both,
-            idleMs: this.o.idleMs,
-            timeoutSeconds: jitter(this.o.watchTimeoutSeconds),
-            labelSelector: this.o.labelSelector,
-            accept: this.o.metadataOnly ? METADATA_ONLY.watch : undefined,
+            idleMs: this.opts.idleMs,
+            timeoutSeconds: jitter(this.opts.watchTimeoutSeconds),
+            labelSelector: this.opts.labelSelector,
+            accept: this.opts.metadataOnly ? METADATA_ONLY.watch : undefined,
             onOpen: () => {
               this.progressAt = Date.now();
             },
           },
         );
-        if (Date.now() - started > 5000) backoff = this.o.minBackoffMs;
+        if (Date.now() - started > 5000) backoff = this.opts.minBackoffMs;
       } catch (err) {
         if (signal.aborted) break;
         this.stats.restarts++;
         if (err instanceof Gone || (err instanceof KubeError && err.status === 410)) {
-          this.o.log.info({ resource: this.o.resource.plural }, 'watch expired (410): relisting');
+          this.opts.log.info({ resource: this.opts.resource.plural }, 'watch expired (410): relisting');
           rv = undefined;
           continue;
         }
-        this.o.log.warn(
-          { resource: this.o.resource.plural, err: (err as Error).message },
+        this.opts.log.warn(
+          { resource: this.opts.resource.plural, err: (err as Error).message },
           'watch failed; restarting',
         );
         const wait = Math.floor(Math.random() * backoff);
-        backoff = Math.min(this.o.maxBackoffMs, backoff * 2);
+        backoff = Math.min(this.opts.maxBackoffMs, backoff * 2);
         await new Promise((r) => setTimeout(r, wait));
         // Re-watch from the last resourceVersion seen, as client-go does: the API server
         // replays every event after it, so a cut connection loses nothing; if that version

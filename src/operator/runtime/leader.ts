@@ -32,13 +32,13 @@ interface Lease {
 const micro = (d = new Date()) => d.toISOString().replace('Z', '000Z');
 
 export class LeaderElector {
-  private readonly o: Required<LeaderOptions>;
+  private readonly opts: Required<LeaderOptions>;
   private observed?: { holder: string | undefined; renewTime: string | undefined; at: number };
   private stopped = false;
   isLeader = false;
 
   constructor(opts: LeaderOptions) {
-    this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
+    this.opts = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
   }
 
   /** Resolves once leadership is acquired; calls onLost if it is later lost. */
@@ -46,27 +46,27 @@ export class LeaderElector {
     while (!this.stopped) {
       if (await this.tryAcquireOrRenew()) {
         this.isLeader = true;
-        this.o.log.info(
-          { lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity },
+        this.opts.log.info(
+          { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity },
           'became leader',
         );
         void this.renewLoop(onLost);
         return;
       }
-      await new Promise((r) => setTimeout(r, this.o.retryPeriodMs * (1 + Math.random() * 0.2)));
+      await new Promise((r) => setTimeout(r, this.opts.retryPeriodMs * (1 + Math.random() * 0.2)));
     }
   }
 
   private async renewLoop(onLost: () => void): Promise<void> {
     let lastRenew = Date.now();
     while (!this.stopped && this.isLeader) {
-      await new Promise((r) => setTimeout(r, this.o.retryPeriodMs));
+      await new Promise((r) => setTimeout(r, this.opts.retryPeriodMs));
       if (this.stopped) return;
       if (await this.tryAcquireOrRenew()) {
         lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.o.renewDeadlineMs) {
+      } else if (Date.now() - lastRenew > this.opts.renewDeadlineMs) {
         this.isLeader = false;
-        this.o.log.error('lost leadership: could not renew the lease within the renew deadline');
+        this.opts.log.error('lost leadership: could not renew the lease within the renew deadline');
         onLost();
         return;
       }
@@ -74,11 +74,11 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const { kube, namespace, name, identity } = this.o;
+    const { kube, namespace, name, identity } = this.opts;
     const now = new Date();
     const mine = {
       holderIdentity: identity,
-      leaseDurationSeconds: Math.round(this.o.leaseDurationMs / 1000),
+      leaseDurationSeconds: Math.round(this.opts.leaseDurationMs / 1000),
       renewTime: micro(now),
     };
     try {
@@ -112,7 +112,7 @@ export class LeaderElector {
       return true;
     } catch (e) {
       if (!isConflict(e))
-        this.o.log.warn({ err: (e as Error).message }, 'leader election: lease update failed');
+        this.opts.log.warn({ err: (e as Error).message }, 'leader election: lease update failed');
       return false;
     }
   }
@@ -123,14 +123,14 @@ export class LeaderElector {
     if (!this.isLeader) return;
     this.isLeader = false;
     try {
-      const lease = await this.o.kube.get<Lease>(LEASES, this.o.namespace, this.o.name);
-      if (lease.spec.holderIdentity !== this.o.identity) return;
-      await this.o.kube.replace(LEASES, this.o.namespace, this.o.name, {
+      const lease = await this.opts.kube.get<Lease>(LEASES, this.opts.namespace, this.opts.name);
+      if (lease.spec.holderIdentity !== this.opts.identity) return;
+      await this.opts.kube.replace(LEASES, this.opts.namespace, this.opts.name, {
         ...lease,
         spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: micro() },
       });
     } catch (e) {
-      this.o.log.warn({ err: (e as Error).message }, 'could not release the lease');
+      this.opts.log.warn({ err: (e as Error).message }, 'could not release the lease');
     }
   }
 }

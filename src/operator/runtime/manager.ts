@@ -59,7 +59,7 @@ interface Controller {
 }
 
 export class Manager {
-  private readonly o: ManagerOptions;
+  private readonly opts: ManagerOptions;
   readonly controllers = new Map<string, Controller>();
   private elector?: LeaderElector;
   private started = false;
@@ -67,7 +67,7 @@ export class Manager {
   private workers: Promise<void>[] = [];
 
   constructor(o: ManagerOptions) {
-    this.o = o;
+    this.opts = o;
     if (o.probes) {
       o.probes.health = () => this.health();
       o.probes.readiness = () => this.readiness();
@@ -140,45 +140,47 @@ export class Manager {
     return { ok: true };
   }
   get isLeader(): boolean {
-    return !this.o.leaderElection.enabled || !!this.elector?.isLeader;
+    return !this.opts.leaderElection.enabled || !!this.elector?.isLeader;
   }
 
   async start(): Promise<void> {
-    if (this.o.leaderElection.enabled) {
+    if (this.opts.leaderElection.enabled) {
       this.elector = new LeaderElector({
-        kube: this.o.kube,
-        ...this.o.leaderElection,
-        identity: this.o.identity,
-        log: this.o.log,
+        kube: this.opts.kube,
+        ...this.opts.leaderElection,
+        identity: this.opts.identity,
+        log: this.opts.log,
       });
-      this.o.log.info({ identity: this.o.identity }, 'waiting for leadership');
+      this.opts.log.info({ identity: this.opts.identity }, 'waiting for leadership');
       await this.elector.acquire(() => {
-        this.o.log.error('leadership lost: exiting so a standby takes over');
+        this.opts.log.error('leadership lost: exiting so a standby takes over');
         void this.stop().finally(() => process.exit(1));
       });
       if (this.stopping) return;
-      this.o.metrics.leader.set({ name: this.o.leaderElection.name }, 1);
+      this.opts.metrics.leader.set({ name: this.opts.leaderElection.name }, 1);
     }
     this.startControllers();
   }
 
   private startControllers(): void {
-    const events = new EventRecorder(this.o.kube, this.o.log, this.o.identity, this.o.instance);
-    events.onRecord = (reason) => this.o.metrics.eventsRecorded.inc({ reason });
-    const namespaces = this.o.namespaces.length ? this.o.namespaces : [undefined];
-    const labelSelector = this.o.instance ? `${INSTANCE_LABEL}=${this.o.instance}` : `!${INSTANCE_LABEL}`;
-    for (const b of this.o.bindings) {
+    const events = new EventRecorder(this.opts.kube, this.opts.log, this.opts.identity, this.opts.instance);
+    events.onRecord = (reason) => this.opts.metrics.eventsRecorded.inc({ reason });
+    const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
+    const labelSelector = this.opts.instance
+      ? `${INSTANCE_LABEL}=${this.opts.instance}`
+      : `!${INSTANCE_LABEL}`;
+    for (const b of this.opts.bindings) {
       const resource = { group: GROUP, version: VERSION, plural: b.plural };
-      const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.o.metrics });
+      const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.opts.metrics });
       const informers = namespaces.map(
         (ns) =>
           new Informer({
-            kube: this.o.kube,
+            kube: this.opts.kube,
             resource,
             namespace: ns,
             labelSelector,
-            log: this.o.log.child({ informer: b.plural }),
-            ...this.o.informer,
+            log: this.opts.log.child({ informer: b.plural }),
+            ...this.opts.informer,
           }),
       );
       const c: Controller = {
@@ -191,21 +193,21 @@ export class Manager {
         observer: new Observer({
           kind: b.kind,
           // the whole account's resources of the kind, at low budget priority
-          list: (onPage) => b.api.list(this.o.api, {}, { priority: 'low', onPage }),
-          log: this.o.log,
-          metrics: this.o.metrics,
+          list: (onPage) => b.api.list(this.opts.api, {}, { priority: 'low', onPage }),
+          log: this.opts.log,
+          metrics: this.opts.metrics,
         }),
       };
       c.engine = new Engine({
         observer: c.observer,
         binding: b,
-        kube: this.o.kube,
-        api: this.o.api,
+        kube: this.opts.kube,
+        api: this.opts.api,
         events,
-        log: this.o.log,
-        clusterId: this.o.clusterId,
-        digestKey: this.o.digestKey,
-        resyncMs: this.o.resyncMs,
+        log: this.opts.log,
+        clusterId: this.opts.clusterId,
+        digestKey: this.opts.digestKey,
+        resyncMs: this.opts.resyncMs,
         lookup: this.lookup,
         nameIds: this.nameIds,
         readSecret: (ns, name) => this.secrets!.read(ns, name),
@@ -221,12 +223,12 @@ export class Manager {
       });
       this.controllers.set(b.kind, c);
     }
-    if (this.o.bindings.some((b) => b.secrets)) {
+    if (this.opts.bindings.some((b) => b.secrets)) {
       this.secrets = new SecretStore({
-        kube: this.o.kube,
+        kube: this.opts.kube,
         namespaces,
-        log: this.o.log,
-        informer: this.o.informer,
+        log: this.opts.log,
+        informer: this.opts.informer,
       });
       for (const inf of this.secrets.informers) {
         // a rotated Secret re-applies the modules that use it
@@ -252,7 +254,7 @@ export class Manager {
       ),
     );
     for (const c of this.controllers.values()) {
-      for (let i = 0; i < this.o.concurrency; i++) this.workers.push(this.work(c, all));
+      for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(this.work(c, all));
       // one more worker for edits and deletes of existing objects only
       this.workers.push(this.work(c, all, true));
       void all.then(() => this.observeLoop(c));
@@ -270,7 +272,7 @@ export class Manager {
    * with no objects costs nothing.
    */
   private async observeLoop(c: Controller): Promise<void> {
-    const jitter = () => Math.round(this.o.resyncMs * (0.85 + Math.random() * 0.3));
+    const jitter = () => Math.round(this.opts.resyncMs * (0.85 + Math.random() * 0.3));
     while (!this.stopping) {
       await new Promise<void>((resolve) => {
         const wake = () => {
@@ -349,7 +351,7 @@ export class Manager {
       (obj.status as { id?: string } | undefined)?.id !== (old?.status as { id?: string } | undefined)?.id;
     if (type !== 'update' || idChanged || obj.metadata.deletionTimestamp)
       this.enqueueDependents(c.binding.kind, obj);
-    this.o.metrics.managedObjects.set(
+    this.opts.metrics.managedObjects.set(
       { kind: c.binding.kind },
       c.informers.reduce((n, i) => n + i.cache.size, 0),
     );
@@ -380,32 +382,32 @@ export class Manager {
     for (;;) {
       const key = await c.queue.get(onlyUrgent);
       if (key === undefined) return;
-      const end = this.o.metrics.reconcileTime.startTimer({ controller: name });
-      this.o.metrics.activeWorkers.inc({ controller: name });
+      const end = this.opts.metrics.reconcileTime.startTimer({ controller: name });
+      this.opts.metrics.activeWorkers.inc({ controller: name });
       try {
         const out = await c.engine.reconcile(key);
         if (out.retry) {
           c.queue.addRateLimited(key);
-          this.o.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
+          this.opts.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
         } else {
           c.queue.forget(key);
           if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
-          this.o.metrics.reconcileTotal.inc({
+          this.opts.metrics.reconcileTotal.inc({
             controller: name,
             result: out.requeueAfterMs ? 'requeue_after' : 'success',
           });
         }
       } catch (err) {
-        this.o.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
-        this.o.metrics.reconcileErrors.inc({ controller: name });
-        this.o.log.warn(
+        this.opts.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
+        this.opts.metrics.reconcileErrors.inc({ controller: name });
+        this.opts.log.warn(
           { controller: name, object: key, err: (err as Error).message },
           'reconcile failed; will retry',
         );
         c.queue.addRateLimited(key);
       } finally {
         end();
-        this.o.metrics.activeWorkers.dec({ controller: name });
+        this.opts.metrics.activeWorkers.dec({ controller: name });
         c.queue.done(key);
       }
     }
@@ -417,11 +419,11 @@ export class Manager {
     this.stopping = true;
     for (const wake of [...this.stopTimers]) wake();
     const drained = await Promise.all(
-      [...this.controllers.values()].map((c) => c.queue.shutdown(this.o.drainMs)),
+      [...this.controllers.values()].map((c) => c.queue.shutdown(this.opts.drainMs)),
     );
-    if (drained.includes(false)) this.o.log.warn('drain deadline passed with reconciles in flight');
+    if (drained.includes(false)) this.opts.log.warn('drain deadline passed with reconciles in flight');
     for (const i of this.informers) i.stop();
     await this.elector?.release();
-    this.o.log.info('stopped');
+    this.opts.log.info('stopped');
   }
 }

@@ -21,15 +21,15 @@ export interface Snapshot {
 export class Observer {
   private current?: Snapshot;
   private running?: Promise<Snapshot | undefined>;
-  private readonly o: {
+  private readonly opts: {
     kind: string;
     list: (onPage: (sentAt: number) => void) => AsyncIterable<RemoteBase>;
     log: Logger;
     metrics?: Metrics;
   };
 
-  constructor(o: Observer['o']) {
-    this.o = o;
+  constructor(o: Observer['opts']) {
+    this.opts = o;
   }
 
   /** The last list failed: objects fall back to a GET when their resync is due. */
@@ -54,22 +54,22 @@ export class Observer {
     // pages wait for low-priority budget, possibly for minutes: each item is as fresh as its page
     let pageAt = startedAt;
     try {
-      for await (const r of this.o.list((t) => {
+      for await (const r of this.opts.list((t) => {
         pageAt = t;
       }))
         items.set(r.id, { remote: r as RemoteBase & Record<string, unknown>, at: pageAt });
     } catch (err) {
       // an incomplete list proves nothing about what is missing: keep the last one
-      this.o.log.warn({ kind: this.o.kind, err: (err as Error).message }, 'bulk observation failed');
-      this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'error' });
+      this.opts.log.warn({ kind: this.opts.kind, err: (err as Error).message }, 'bulk observation failed');
+      this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'error' });
       this.failing = true;
       return this.current;
     }
     this.current = { startedAt, completedAt: Date.now(), items };
     this.failing = false;
-    this.o.metrics?.observations.inc({ kind: this.o.kind, result: 'success' });
-    this.o.metrics?.observedResources.set({ kind: this.o.kind }, items.size);
-    this.o.metrics?.observationSeconds.observe({ kind: this.o.kind }, (Date.now() - startedAt) / 1000);
+    this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'success' });
+    this.opts.metrics?.observedResources.set({ kind: this.opts.kind }, items.size);
+    this.opts.metrics?.observationSeconds.observe({ kind: this.opts.kind }, (Date.now() - startedAt) / 1000);
     return this.current;
   }
 }

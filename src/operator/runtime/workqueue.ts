@@ -34,11 +34,11 @@ export class WorkQueue<T = string> {
   private shuttingDown = false;
   private bucketTokens: number;
   private bucketLast = Date.now();
-  private readonly o: Required<Omit<QueueOptions, 'metrics'>> & { metrics?: Metrics };
+  private readonly opts: Required<Omit<QueueOptions, 'metrics'>> & { metrics?: Metrics };
 
   constructor(opts: QueueOptions) {
-    this.o = { baseDelayMs: 5, maxDelayMs: 1_000_000, qps: 10, burst: 100, ...opts };
-    this.bucketTokens = this.o.burst;
+    this.opts = { baseDelayMs: 5, maxDelayMs: 1_000_000, qps: 10, burst: 100, ...opts };
+    this.bucketTokens = this.opts.burst;
   }
 
   get length(): number {
@@ -60,7 +60,7 @@ export class WorkQueue<T = string> {
         if (was) this.addedAt.set(item, Date.now());
       }
       if (!this.dirty.has(item)) {
-        this.o.metrics?.queueAdds.inc({ name: this.o.name });
+        this.opts.metrics?.queueAdds.inc({ name: this.opts.name });
         this.dirty.add(item);
         if (!this.addedAt.has(item)) this.addedAt.set(item, Date.now());
       }
@@ -80,7 +80,7 @@ export class WorkQueue<T = string> {
       }
       return;
     }
-    this.o.metrics?.queueAdds.inc({ name: this.o.name });
+    this.opts.metrics?.queueAdds.inc({ name: this.opts.name });
     if (!this.addedAt.has(item)) this.addedAt.set(item, Date.now());
     this.dispatch(item, priority);
   }
@@ -122,20 +122,20 @@ export class WorkQueue<T = string> {
   whenRateLimited(item: T): number {
     const n = this.failures.get(item) ?? 0;
     this.failures.set(item, n + 1);
-    const perItem = Math.min(this.o.maxDelayMs, this.o.baseDelayMs * 2 ** n);
+    const perItem = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** n);
     const now = Date.now();
     this.bucketTokens = Math.min(
-      this.o.burst,
-      this.bucketTokens + ((now - this.bucketLast) / 1000) * this.o.qps,
+      this.opts.burst,
+      this.bucketTokens + ((now - this.bucketLast) / 1000) * this.opts.qps,
     );
     this.bucketLast = now;
     this.bucketTokens -= 1;
-    const overall = this.bucketTokens >= 0 ? 0 : (-this.bucketTokens / this.o.qps) * 1000;
+    const overall = this.bucketTokens >= 0 ? 0 : (-this.bucketTokens / this.opts.qps) * 1000;
     return Math.max(perItem, overall);
   }
 
   addRateLimited(item: T): void {
-    this.o.metrics?.queueRetries.inc({ name: this.o.name });
+    this.opts.metrics?.queueRetries.inc({ name: this.opts.name });
     this.addAfter(item, this.whenRateLimited(item));
   }
 
@@ -168,7 +168,8 @@ export class WorkQueue<T = string> {
   done(item: T): void {
     this.processing.delete(item);
     const s = this.startedAt.get(item);
-    if (s !== undefined) this.o.metrics?.workDuration.observe({ name: this.o.name }, (Date.now() - s) / 1000);
+    if (s !== undefined)
+      this.opts.metrics?.workDuration.observe({ name: this.opts.name }, (Date.now() - s) / 1000);
     this.startedAt.delete(item);
     if (this.dirty.has(item)) {
       this.dirty.delete(item);
@@ -203,13 +204,13 @@ export class WorkQueue<T = string> {
     const a = this.addedAt.get(item);
     if (a !== undefined) {
       const s = (Date.now() - a) / 1000;
-      this.o.metrics?.queueDuration.observe({ name: this.o.name }, s);
-      this.o.metrics?.queueWait.observe({ name: this.o.name, priority }, s);
+      this.opts.metrics?.queueDuration.observe({ name: this.opts.name }, s);
+      this.opts.metrics?.queueWait.observe({ name: this.opts.name, priority }, s);
     }
     this.addedAt.delete(item);
   }
 
   private gauge(): void {
-    this.o.metrics?.queueDepth.set({ name: this.o.name }, this.length);
+    this.opts.metrics?.queueDepth.set({ name: this.opts.name }, this.length);
   }
 }

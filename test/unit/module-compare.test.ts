@@ -6,7 +6,7 @@ import {
   outputToInput,
   secretDigest,
   withoutSecrets,
-} from '../../src/operator/runtime/modules.ts';
+} from '../../src/operator/runtime/module-compare.ts';
 import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
 
 describe('module comparison', () => {

@@ -1,4 +1,5 @@
-// CRD shapes shared by several kinds' modules, and the camelCase -> wire mapping.
+// CRD shapes shared by several kinds (backends, IP policies, TLS, hostports), their wire
+// bodies, and their export back to spec fields.
 import { z } from 'zod';
 import { TERMINATE_AT, TLS_MIN_VERSIONS } from '../../api/limits.ts';
 import { idRule, RULES } from '../../api/rules.ts';
