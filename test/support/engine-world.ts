@@ -13,6 +13,7 @@ import { Engine, type Outcome } from '../../src/operator/runtime/engine.ts';
 import { EventRecorder } from '../../src/operator/runtime/events.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { mergePatch } from '../../src/operator/runtime/merge-patch.ts';
+import { Observer } from '../../src/operator/runtime/observer.ts';
 import { applyMergePatch, FakeKube } from './fake-kube.ts';
 
 export const NS = 'team';
@@ -38,6 +39,8 @@ export interface EngineWorld {
   ): void;
   get(kind: string, name: string): KubeObject | undefined;
   reconcile(kind: string, name: string): Promise<Outcome>;
+  /** A bulk observation of every kind now (as at each resync period). */
+  observe(kind?: string): Promise<void>;
   /** Reconciles every object until none has work left (references resolve in order). */
   converge(passes?: number): Promise<void>;
   ready(kind: string, name: string): Condition | undefined;
@@ -47,7 +50,13 @@ export interface EngineWorld {
 }
 
 export async function engineWorld(
-  opts: { emulator?: EmulatorOptions; resyncMs?: number; clusterId?: string } = {},
+  opts: {
+    emulator?: EmulatorOptions;
+    resyncMs?: number;
+    clusterId?: string;
+    /** Each kind observed in bulk (a paged list), as the manager does. */
+    bulk?: boolean;
+  } = {},
 ): Promise<EngineWorld> {
   const emu = await startEmulator({ port: 0, ...opts.emulator });
   const api = createClient({
@@ -62,11 +71,18 @@ export async function engineWorld(
   const events = new EventRecorder(kube, log, 'engine-test', undefined, 0);
   const objects: { kind: string; name: string }[] = [];
   const lookup = (kind: string, ns: string, name: string) => kube.get(plural(kind), ns, name);
+  const observers = new Map(
+    BINDINGS.map((b) => [
+      b.kind,
+      new Observer({ kind: b.kind, list: (onPage) => b.api.list(api, {}, { priority: 'low', onPage }), log }),
+    ]),
+  );
   const engines = new Map(
     BINDINGS.map((binding) => [
       binding.kind,
       new Engine({
         binding,
+        observer: opts.bulk ? observers.get(binding.kind) : undefined,
         kube,
         api,
         events,
@@ -116,6 +132,9 @@ export async function engineWorld(
     },
     get: (kind, name) => kube.get(plural(kind), NS, name),
     reconcile: (kind, name) => engines.get(kind)!.reconcile(`${NS}/${name}`),
+    async observe(kind) {
+      for (const [k, o] of observers) if (!kind || k === kind) await o.refresh();
+    },
     async converge(passes = 6) {
       for (let i = 0; i < passes; i++) {
         let busy = false;

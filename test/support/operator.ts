@@ -90,6 +90,8 @@ export async function startOperatorProcess(o: {
   const proc = spawn(
     process.execPath,
     [
+      // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" for the benchmarks' profiles
+      ...(process.env.EDGE_OPERATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       join(REPO_ROOT, 'src/cli/edgectl.ts'),
       'operator',
       '--kubeconfig',

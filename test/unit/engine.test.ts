@@ -43,6 +43,51 @@ const idOf = (kind: string, name: string) => status(w.get(kind, name)).id as str
 const reasons = () => w.kube.events.map((e) => e.reason);
 const writesOf = (calls: Record<string, number>) => onlyReads(calls).filter((k) => !/ 4\d\d$|5\d\d$/.test(k));
 
+describe('engine: bulk observation', () => {
+  it('an unchanged world observed in bulk: one list per kind, no GET, no write of any kind', async () => {
+    w = await engineWorld({ bulk: true });
+    const objs = applyExamples(w);
+    await w.observe();
+    await w.converge();
+    for (const o of objs)
+      expect(w.ready(o.kind, o.name), `${o.kind} ${o.name}`).toMatchObject({ status: 'True' });
+    const writes = w.kube.writes;
+    const events = w.kube.events.length;
+    await new Promise((r) => setTimeout(r, 5));
+    w.calls();
+    await w.observe();
+    for (const o of objs) await w.reconcile(o.kind, o.name);
+    const calls = w.calls();
+    expect(Object.keys(calls).filter((k) => !k.endsWith('.list 200'))).toEqual([]);
+    expect(w.kube.writes - writes).toBe(0);
+    expect(w.kube.events.slice(events)).toEqual([]);
+  });
+
+  it('drift found by the list: a changed field is put back, a resource missing from it is confirmed by a GET and recreated', async () => {
+    w = await engineWorld({ bulk: true });
+    w.apply('IPPolicy', 'a', { description: 'office' });
+    w.apply('IPPolicy', 'b', {});
+    await w.observe();
+    await w.converge();
+    await new Promise((r) => setTimeout(r, 5));
+    const [a, b] = [idOf('IPPolicy', 'a'), idOf('IPPolicy', 'b')];
+    await w.api.ipPolicies.update(a, { description: 'changed by hand' });
+    await w.api.ipPolicies.delete(b);
+    w.calls();
+    await w.observe('IPPolicy');
+    await w.reconcile('IPPolicy', 'a');
+    await w.reconcile('IPPolicy', 'b');
+    expect(w.calls()).toEqual({
+      'ipPolicies.list 200': 1,
+      'ipPolicies.update 200': 1,
+      'ipPolicies.get 404': 1,
+      'ipPolicies.create 201': 1,
+    });
+    expect((await w.api.ipPolicies.get(a)).description).toBe('office');
+    expect(idOf('IPPolicy', 'b')).not.toBe(b);
+  });
+});
+
 describe('engine cases (fake Kubernetes, in-process emulator)', () => {
   it('create: one API call, the id in status and annotation, a finalizer, Ready, at most 3 object writes', async () => {
     w = await engineWorld();
