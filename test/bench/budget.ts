@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import {
   allReady,
   createAll,
+  kubeWrites,
   metrics,
   mixedObjects,
   pluralOf,
@@ -115,10 +116,8 @@ try {
   const listsPerPeriod = idleLists / periods;
   const q = (xs: number[], p: number) =>
     Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0);
-  // writes to the objects themselves: Events are counted apart
-  const kubeWrites =
-    -sumMetric(m1, 'edge_operator_events_total') +
-    sumMetric(m1, 'rest_client_requests_total', (l) => /method="(POST|PATCH|PUT|DELETE)"/.test(l));
+  // writes to the objects themselves: Events and Lease renewals are counted apart
+  const writes = kubeWrites(m1);
   // observation costs one request per page of a kind: with half the budget kept for writes,
   // the largest N kept in sync at the default 10-minute resync
   const budgetPer10m = RATE * 10;
@@ -139,7 +138,9 @@ try {
       throttled_429: throttled,
       throttled_share: Number((throttled / Math.max(1, total)).toFixed(4)),
       api_requests_by_operation: converged,
-      kube_writes_per_object: Number((kubeWrites / N).toFixed(2)),
+      kube_writes_per_object: Number((writes.objects / N).toFixed(2)),
+      kube_events: writes.events,
+      kube_lease_renewals: writes.leases,
     },
     spec_edit_to_api_ms: {
       edits: editLatencies.length,

@@ -8,6 +8,7 @@ import {
   allReady,
   clientFor,
   createAll,
+  kubeWrites,
   listAll,
   metrics,
   mixedObjects,
@@ -79,9 +80,7 @@ try {
   }
   const apiCalls = Object.values(byOperation).reduce((a, b) => a + b, 0);
   // writes to the objects themselves: Events are counted apart
-  const kubeWrites = (m: Map<string, number>) =>
-    sumMetric(m, 'rest_client_requests_total', (l) => /method="(POST|PATCH|PUT|DELETE)"/.test(l)) -
-    sumMetric(m, 'edge_operator_events_total');
+  const objectWrites = (m: Map<string, number>) => kubeWrites(m).objects;
   const apiTime = sumMetric(m1, 'edge_api_request_duration_seconds_sum') / N;
   const latencies = [...readyAt].map(([k, t]) => t - createdAt.get(k)!).sort((a, b) => a - b);
   const q = (p: number) =>
@@ -92,11 +91,17 @@ try {
   // --- idle: nothing changes; what does a resync period cost?
   const idleStartApi = apiCalls;
   const idleStartKube = kubeWrites(m1);
+  const idleStartObjects = objectWrites(m1);
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
   const m2 = await metrics(op.metricsUrl);
   let idleApi = -idleStartApi;
   for (const [k, v] of m2) if (k.startsWith('edge_api_requests_total{')) idleApi += v;
-  const idleKube = kubeWrites(m2) - idleStartKube;
+  const idleEnd = kubeWrites(m2);
+  const idleKube = {
+    objects: idleEnd.objects - idleStartObjects,
+    events: idleEnd.events - idleStartKube.events,
+    lease_renewals: idleEnd.leases - idleStartKube.leases,
+  };
   const resyncS =
     Number(/^(\d+)/.exec(String(values.resync))![1]) * (String(values.resync).endsWith('m') ? 60 : 1);
   const periods = IDLE_S / resyncS;
@@ -152,7 +157,7 @@ try {
     ratio: Number((operatorMs / loopMs).toFixed(2)),
     api_calls_per_object: Number((apiCalls / N).toFixed(2)),
     api_calls_by_operation: byOperation,
-    kube_writes_per_object: Number((kubeWrites(m1) / N).toFixed(2)),
+    kube_writes_per_object: Number((objectWrites(m1) / N).toFixed(2)),
     idle: {
       seconds: IDLE_S,
       resync: values.resync,

@@ -195,5 +195,16 @@ export async function startOperator(
 
 export { metrics, sumMetric };
 
+/**
+ * The operator's Kubernetes writes from its own counters, apart: to the managed objects
+ * (PATCH, DELETE), Events (the only POSTs), and leader-election Lease renewals (the only
+ * PUTs, one every retry period whatever the load).
+ */
+export function kubeWrites(m: Map<string, number>): { objects: number; events: number; leases: number } {
+  const by = (method: string) =>
+    sumMetric(m, 'rest_client_requests_total', (l) => l.includes(`method="${method}"`));
+  return { objects: by('PATCH') + by('DELETE'), events: by('POST'), leases: by('PUT') };
+}
+
 export const clientFor = (emu: Emulator) =>
   createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });
