@@ -117,7 +117,7 @@ try {
   const q = (xs: number[], p: number) =>
     Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? 0);
   // writes to the objects themselves: Events and Lease renewals are counted apart
-  const writes = kubeWrites(m1);
+  const kube = kubeWrites(m1);
   // observation costs one request per page of a kind: with half the budget kept for writes,
   // the largest N kept in sync at the default 10-minute resync
   const budgetPer10m = RATE * 10;
@@ -138,9 +138,9 @@ try {
       throttled_429: throttled,
       throttled_share: Number((throttled / Math.max(1, total)).toFixed(4)),
       api_requests_by_operation: converged,
-      kube_writes_per_object: Number((writes.objects / N).toFixed(2)),
-      kube_events: writes.events,
-      kube_lease_renewals: writes.leases,
+      kube_writes_per_object: Number((kube.objects / N).toFixed(2)),
+      kube_events: kube.events,
+      kube_lease_renewals: kube.leases,
     },
     spec_edit_to_api_ms: {
       edits: editLatencies.length,
