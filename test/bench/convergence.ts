@@ -4,6 +4,7 @@
 // Usage: npm run bench:convergence -- --n 1000 [--idle-seconds 60] [--resync 20s]
 import { parseArgs } from 'node:util';
 import { FINALIZER } from '../../src/operator/kinds/crd-schema.ts';
+import { imageEnv } from '../support/operator.ts';
 import {
   allReady,
   clientFor,
@@ -173,6 +174,10 @@ try {
     },
     memory: {
       rss_mib: Math.round(rss / 2 ** 20),
+      // the target's measure: after convergence and the idle phase (at least one resync)
+      rss_after_idle_mib: Math.round((m2.get('process_resident_memory_bytes') ?? 0) / 2 ** 20),
+      entry: process.env.EDGE_OPERATOR_ENTRY,
+      node_options: `${imageEnv().NODE_OPTIONS ?? ''} ${process.env.EDGE_OPERATOR_NODE_ARGS ?? ''}`.trim(),
       heap_used_mib: Math.round(heap / 2 ** 20),
       objects_cached: N,
     },

@@ -1,8 +1,9 @@
 // Shared by the e2e suite and the benchmarks (no vitest imports here): Kubernetes object
 // helpers, waiting, and the operator as a real child process.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Emulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { GROUP, VERSION } from '../../src/operator/kinds/crd-schema.ts';
@@ -77,6 +78,19 @@ export const allOperatorLogs: string[] = [];
 /** Exits nobody asked for (an operator crash), across every operator started here. */
 export const unexpectedExits: string[] = [];
 
+/**
+ * The environment the image gives the operator (the Dockerfile's last ENV lines): the
+ * benchmarks run the bundle with it, as users do.
+ */
+export function imageEnv(): Record<string, string> {
+  const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8').replaceAll('\\\n', ' ');
+  const stages = dockerfile.split(/^FROM /m);
+  const env: Record<string, string> = {};
+  for (const line of stages.at(-1)!.split('\n'))
+    if (line.startsWith('ENV ')) for (const [, k, v] of line.slice(4).matchAll(/(\w+)=(\S+)/g)) env[k!] = v!;
+  return env;
+}
+
 export async function startOperatorProcess(o: {
   emu: Emulator;
   kubeconfig: string;
@@ -92,7 +106,9 @@ export async function startOperatorProcess(o: {
     [
       // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" for the benchmarks' profiles
       ...(process.env.EDGE_OPERATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
-      join(REPO_ROOT, 'src/cli/edgectl.ts'),
+      // the benchmarks run what users run (the bundle or dist/): loading the sources costs
+      // Node's type stripping (a WebAssembly compiler) in memory and CPU
+      resolve(REPO_ROOT, process.env.EDGE_OPERATOR_ENTRY ?? 'src/cli/edgectl.ts'),
       'operator',
       '--kubeconfig',
       o.kubeconfig,
@@ -112,6 +128,7 @@ export async function startOperatorProcess(o: {
     {
       env: {
         ...process.env,
+        ...(process.env.EDGE_OPERATOR_ENTRY?.startsWith('bundle/') ? imageEnv() : {}),
         EDGE_API_KEY: o.emu.apiKey,
         LOG_LEVEL: process.env.EDGE_TEST_LOG_LEVEL ?? o.logLevel ?? 'info',
       },
