@@ -12,6 +12,7 @@ import {
   metrics,
   mixedObjects,
   pluralOf,
+  policiesWithRules,
   pool,
   readyTracker,
   res,
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     'idle-seconds': { type: 'string', default: '60' },
     resync: { type: 'string', default: '20s' },
     'no-loop': { type: 'boolean', default: false },
+    /** mixed: every kind, references between them; policy-rule: IP policies with one rule each */
+    objects: { type: 'string', default: 'mixed' },
   },
 });
 const N = Number(values.n);
@@ -46,7 +49,8 @@ try {
     '--resync-period',
     String(values.resync),
   ]);
-  const objs = mixedObjects(N, w.ns);
+  const objectsFor = values.objects === 'policy-rule' ? policiesWithRules : mixedObjects;
+  const objs = objectsFor(N, w.ns);
   const tracker = readyTracker(w.kube, w.ns);
   await tracker.synced;
   const t0 = performance.now();
@@ -99,7 +103,7 @@ try {
     await w.kube.create({ group: '', version: 'v1', plural: 'namespaces' }, undefined, {
       metadata: { name: ns2 },
     });
-    const loopObjs = mixedObjects(N, ns2);
+    const loopObjs = objectsFor(N, ns2);
     // the same watch load as while the operator was measured
     const loopTracker = readyTracker(w.kube, ns2);
     await loopTracker.synced;
@@ -142,6 +146,7 @@ try {
     commit: commit(),
     machine: machine(),
     n: N,
+    objects: values.objects,
     concurrency: CONCURRENCY,
     operator_seconds: Number((operatorMs / 1000).toFixed(1)),
     plain_loop_seconds: Number((loopMs / 1000).toFixed(1)),
@@ -173,7 +178,7 @@ try {
     },
     converge_wait_seconds: Number((convergeMs / 1000).toFixed(1)),
   };
-  writeResult(`convergence-${N}`, result);
+  writeResult(values.objects === 'mixed' ? `convergence-${N}` : `convergence-${values.objects}-${N}`, result);
 } finally {
   await api.close();
   await w.close();

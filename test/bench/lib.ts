@@ -62,6 +62,23 @@ export function mixedObjects(n: number, ns: string): KubeObject[] {
   return out;
 }
 
+/** IP policies with one rule each (n objects in all): the comparison the lean-operator issue names. */
+export function policiesWithRules(n: number, ns: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  for (let g = 0; out.length < n; g++)
+    out.push(
+      ...[
+        obj('IPPolicy', ns, `p${g}`, {}),
+        obj('IPPolicyRule', ns, `r${g}`, {
+          ipPolicyRef: { name: `p${g}` },
+          cidr: `10.${(g >> 8) & 255}.${g & 255}.0/24`,
+          action: 'allow',
+        }),
+      ].slice(0, n - out.length),
+    );
+  return out;
+}
+
 export async function pool<T>(
   items: T[],
   concurrency: number,

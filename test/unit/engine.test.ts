@@ -325,6 +325,16 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(status(w.get('HTTPSEdgeRoute', 'root')).edgeID).toBe(idOf('HTTPSEdge', 'app'));
   });
 
+  it('references: waiting for an object that exists and is on its way stays quiet for a minute, not 5 s', async () => {
+    w = await engineWorld();
+    w.apply('HTTPSEdge', 'app', EDGE);
+    w.apply('HTTPSEdgeRoute', 'root', { edgeRef: { name: 'app' }, matchType: 'path_prefix', match: '/' });
+    const out = await w.reconcile('HTTPSEdgeRoute', 'root');
+    expect(out.requeueAfterMs).toBeGreaterThan(55_000);
+    expect(w.get('HTTPSEdgeRoute', 'root')!.status).toBeUndefined();
+    expect(w.kube.events).toEqual([]);
+  });
+
   it('delete: the remote resource goes, then the finalizer; Retain leaves the resource in place', async () => {
     w = await engineWorld();
     w.apply('IPPolicy', 'gone', {});

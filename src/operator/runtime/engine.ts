@@ -66,6 +66,11 @@ export interface Outcome {
 const METADATA_MAX = 4096;
 /** Waits shorter than this are not written to a new object's status. */
 const QUIET_WAIT_MS = 5000;
+/**
+ * ... and waits for a referenced object that exists and is on its way (not stalled) get
+ * longer: applying a thousand policies with their rules is not a thousand waits to report.
+ */
+const QUIET_WAIT_FOR_PROGRESS_MS = 60_000;
 const WAITS = new Set(['WaitingForReference', 'WaitingForSecret']);
 /**
  * Progressing states a person running `kubectl describe` should see as Events too (repeats
@@ -123,10 +128,13 @@ function olderThan(a: string | undefined, b: string | undefined): boolean {
 class ConditionError extends Error {
   readonly phase: Phase;
   readonly outcome: Outcome;
-  constructor(phase: Phase, outcome: Outcome) {
+  /** How long a new object may wait like this before its status says so. */
+  readonly quietMs: number;
+  constructor(phase: Phase, outcome: Outcome, quietMs = QUIET_WAIT_MS) {
     super(phase.message);
     this.phase = phase;
     this.outcome = outcome;
+    this.quietMs = quietMs;
   }
 }
 
@@ -233,7 +241,7 @@ export class Engine {
         if (WAITS.has(err.phase.reason) && !(obj.status as Status | undefined)?.conditions) {
           const since = this.waitingSince.get(key) ?? Date.now();
           this.waitingSince.set(key, since);
-          const left = QUIET_WAIT_MS - (Date.now() - since);
+          const left = err.quietMs - (Date.now() - since);
           if (left > 0) return { requeueAfterMs: left };
         }
         this.waitingSince.delete(key);
@@ -447,6 +455,9 @@ export class Engine {
             },
             {},
           );
+        const stalled = (target?.status as Status | undefined)?.conditions?.some(
+          (c) => c.type === 'Stalled' && c.status === 'True',
+        );
         throw new ConditionError(
           {
             state: 'progressing',
@@ -454,6 +465,7 @@ export class Engine {
             message: `waiting for ${r.kind} ${r.name} (${r.path}) to have an id`,
           },
           {},
+          target && !stalled ? QUIET_WAIT_FOR_PROGRESS_MS : QUIET_WAIT_MS,
         );
       }
       ids.set(`${r.kind}/${r.name}`, id);
