@@ -263,7 +263,8 @@ export function readyTracker(kube: Kube, ns: string) {
     inf.on((type, o) => {
       const k = `${b.kind}/${o.metadata.name}`;
       if (type !== 'delete' && isReady(o) && !readyAt.has(k)) readyAt.set(k, performance.now());
-      waiters = waiters.filter((w) => (readyAt.size >= w.n ? (w.resolve(), false) : true));
+      for (const w of waiters.filter((w) => readyAt.size >= w.n)) w.resolve();
+      waiters = waiters.filter((w) => readyAt.size < w.n);
     });
     inf.start();
     return inf;
@@ -276,7 +277,13 @@ export function readyTracker(kube: Kube, ns: string) {
       if (readyAt.size >= n) return Promise.resolve();
       return new Promise((resolve, reject) => {
         const t = setTimeout(() => reject(new Error(`only ${readyAt.size} of ${n} Ready`)), timeoutMs);
-        waiters.push({ n, resolve: () => (clearTimeout(t), resolve()) });
+        waiters.push({
+          n,
+          resolve: () => {
+            clearTimeout(t);
+            resolve();
+          },
+        });
       });
     },
     stop: () => {
