@@ -14,7 +14,7 @@ import {
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../limits.ts';
 import { RULES } from '../rules.ts';
-import { checked, code, idOf, Ref, rule, StringMap, uint32 } from './common.ts';
+import { checked, idOf, Ref, rule, StringMap, uint32 } from './common.ts';
 
 const enabled = { enabled: z.boolean().optional() };
 const enabledOut = { enabled: z.boolean() };
