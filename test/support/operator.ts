@@ -87,7 +87,9 @@ export function imageEnv(): Record<string, string> {
   const stages = dockerfile.split(/^FROM /m);
   const env: Record<string, string> = {};
   for (const line of stages.at(-1)!.split('\n'))
-    if (line.startsWith('ENV ')) for (const [, k, v] of line.slice(4).matchAll(/(\w+)=(\S+)/g)) env[k!] = v!;
+    if (line.startsWith('ENV '))
+      for (const [, k, v] of line.slice(4).matchAll(/(\w+)=("[^"]*"|\S+)/g))
+        env[k!] = v!.replace(/^"(.*)"$/, '$1');
   return env;
 }
 
