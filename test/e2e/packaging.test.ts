@@ -11,6 +11,7 @@ import { apply } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { Kube, KubeError, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import { renderBase } from '../packaging/render-base.ts';
+import { imageEnv } from '../support/operator.ts';
 import { kubeconfig, NAMESPACES, res, skipReason, type World, waitFor, world } from './harness.ts';
 
 const bin = (name: string) => join(cacheDir(), 'bin', name);
@@ -106,6 +107,25 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     ])
       expect(() => template(bad), bad).toThrow();
     expect(() => template('resyncPeriod=10s', 'concurrency=64')).not.toThrow();
+  });
+
+  it("the pod's Node keeps the image's memory flags and gets a heap limit from the memory limit", () => {
+    const env = (limit: string) => {
+      const d = template(`resources.limits.memory=${limit}`).find((o) => o.kind === 'Deployment')!;
+      const c = (
+        d.spec as { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } }
+      ).template.spec.containers[0]!;
+      return c.env.find((e) => e.name === 'NODE_OPTIONS')?.value ?? '';
+    };
+    const image = imageEnv().NODE_OPTIONS!.split(' ');
+    expect(image.length).toBeGreaterThan(0);
+    for (const [limit, heap] of [
+      ['256Mi', 192],
+      ['1Gi', 768],
+    ] as const) {
+      const flags = env(limit).split(' ');
+      expect(flags).toEqual(expect.arrayContaining([...image, `--max-old-space-size=${heap}`]));
+    }
   });
 
   it('deploy/base/operator.yaml is the chart rendered (npm run deploy:base)', () => {
