@@ -4,7 +4,7 @@
 // Usage: npm run bench:convergence -- --n 1000 [--idle-seconds 60] [--resync 20s]
 import { parseArgs } from 'node:util';
 import { FINALIZER } from '../../src/operator/kinds/crd-schema.ts';
-import { imageEnv } from '../support/operator.ts';
+import { imageEnv, imageNodeArgs } from '../support/operator.ts';
 import {
   clientFor,
   createAll,
@@ -172,7 +172,9 @@ try {
       // the target's measure: after convergence and the idle phase (at least one resync)
       rss_after_idle_mib: Math.round((m2.get('process_resident_memory_bytes') ?? 0) / 2 ** 20),
       entry: process.env.EDGE_OPERATOR_ENTRY,
-      node_options: `${imageEnv().NODE_OPTIONS ?? ''} ${process.env.EDGE_OPERATOR_NODE_ARGS ?? ''}`.trim(),
+      node_flags: [imageEnv().NODE_OPTIONS, ...imageNodeArgs(), process.env.EDGE_OPERATOR_NODE_ARGS]
+        .filter(Boolean)
+        .join(' '),
       heap_used_mib: Math.round(heap / 2 ** 20),
       objects_cached: N,
     },

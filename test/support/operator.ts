@@ -93,6 +93,14 @@ export function imageEnv(): Record<string, string> {
   return env;
 }
 
+/** The flags the image's ENTRYPOINT gives node before the script. */
+export function imageNodeArgs(): string[] {
+  const dockerfile = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+  const entry = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile.split(/^FROM /m).at(-1)!)?.[1];
+  const argv = entry ? (JSON.parse(entry) as string[]) : [];
+  return argv.slice(1).filter((a) => a.startsWith('--'));
+}
+
 export async function startOperatorProcess(o: {
   emu: Emulator;
   kubeconfig: string;
@@ -107,6 +115,7 @@ export async function startOperatorProcess(o: {
     process.execPath,
     [
       // e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" for the benchmarks' profiles
+      ...(process.env.EDGE_OPERATOR_ENTRY?.startsWith('bundle/') ? imageNodeArgs() : []),
       ...(process.env.EDGE_OPERATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       // the benchmarks run what users run (the bundle or dist/): loading the sources costs
       // Node's type stripping (a WebAssembly compiler) in memory and CPU
