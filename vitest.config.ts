@@ -5,8 +5,21 @@ export default defineConfig({
     // CI reads the JSON report for its summary line
     reporters: ['default', ['json', { outputFile: 'test-results/vitest.json' }]],
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
-      { test: { name: 'integration', include: ['test/integration/**/*.test.ts'], testTimeout: 30_000 } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          globalSetup: ['test/support/scratch-setup.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/support/scratch-setup.ts'],
+          testTimeout: 30_000,
+        },
+      },
       {
         test: {
           name: 'e2e',

@@ -1,10 +1,9 @@
 // With --data-file, every acknowledged write survives kill -9 of the emulator process.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { collect, createClient } from '../../src/api/client.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 const EDGECTL = join(import.meta.dirname, '../../src/cli/edgectl.ts');
 let child: ChildProcess | undefined;
@@ -29,7 +28,7 @@ function start(dataFile: string): Promise<{ url: string; proc: ChildProcess }> {
 }
 
 it('loses no acknowledged write when killed with SIGKILL mid-stream', async () => {
-  const dataFile = join(mkdtempSync(join(tmpdir(), 'emu-')), 'state.jsonl');
+  const dataFile = join(scratchDir('emu-'), 'state.jsonl');
   const first = await start(dataFile);
   const c1 = createClient({
     baseUrl: first.url,

@@ -2,13 +2,13 @@
 // repaired on request, keeping a copy), bad admin input is a 400, and every error a client
 // can provoke, even below the router, has the API's error body.
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator } from '../../src/emulator/server.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { emulatorWithClient, type Harness } from './harness.ts';
 
 const run = promisify(execFile);
@@ -28,7 +28,7 @@ const record = (c: string, id: string) => JSON.stringify({ c, id, rec: { id, des
 
 describe('data file', () => {
   it('refuses to start on a corrupt record in the middle, names the line, and changes nothing', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'emu-')), 'state.jsonl');
+    const file = join(scratchDir('emu-'), 'state.jsonl');
     const text = `${record('ipPolicies', 'ipp_1')}\n{"c":"ipPolicies",BROKEN\n${record('ipPolicies', 'ipp_2')}\n`;
     writeFileSync(file, text);
     await expect(startEmulator({ dataFile: file })).rejects.toThrow(/line 2 is not a valid record.*--repair/);
@@ -40,7 +40,7 @@ describe('data file', () => {
   });
 
   it('--repair keeps every readable record, after the bad line too, and copies the original aside', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'emu-'));
+    const dir = scratchDir('emu-');
     const file = join(dir, 'state.jsonl');
     const text = `${record('ipPolicies', 'ipp_1')}\nnot json\n${record('ipPolicies', 'ipp_2')}\n`;
     writeFileSync(file, text);
@@ -56,7 +56,7 @@ describe('data file', () => {
   });
 
   it('drops only a torn last line (a write that was never answered)', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'emu-')), 'state.jsonl');
+    const file = join(scratchDir('emu-'), 'state.jsonl');
     writeFileSync(file, `${record('ipPolicies', 'ipp_1')}\n{"c":"ipPol`);
     const emu = await startEmulator({ dataFile: file });
     expect(emu.store.all('ipPolicies').map((r) => r.id)).toEqual(['ipp_1']);

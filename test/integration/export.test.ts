@@ -1,8 +1,7 @@
 // edgectl export against the emulator: an account made by hand comes out as the custom
 // resources that adopt it, references as names, secrets as Secret references, and every object
 // asks for exactly what the API holds (what the engine compares: nothing to write).
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +20,7 @@ import {
   withoutSecrets,
 } from '../../src/operator/runtime/module-compare.ts';
 import { populateAccount, SECRETS } from '../support/account.ts';
+import { scratchDir } from '../support/scratch.ts';
 import { emulatorWithClient, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -195,7 +195,7 @@ describe('edgectl export', () => {
   });
 
   it('writes a directory kubectl apply -k takes, and a narrower re-export replaces it', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'edge-export-'));
+    const dir = scratchDir('edge-export-');
     writeFileSync(join(dir, 'README.md'), 'mine');
     const r = await run('--output-dir', dir);
     expect(r.code, r.err).toBe(0);

@@ -2,13 +2,13 @@
 // (tokens, token files, exec plugins of cloud CLIs, several files in $KUBECONFIG, the pod's
 // service account), and clear errors for what cannot work. Client certificates are
 // exercised against the real API server by every e2e test.
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadKubeConfig } from '../../src/operator/runtime/kubeconfig.ts';
+import { scratchDir } from '../support/scratch.ts';
 
-const dir = () => mkdtempSync(join(tmpdir(), 'kc-'));
+const dir = () => scratchDir('kc-');
 const env = { ...process.env };
 afterEach(() => {
   process.env = { ...env };

@@ -3,8 +3,7 @@
 // watches reconnect normally. The dead API server is a real client against a closed port;
 // the healthy one is a stand-in whose watches go idle on cue. The probes are real HTTP.
 
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +13,7 @@ import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import { Manager } from '../../src/operator/runtime/manager.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { ProbeServer } from '../../src/operator/runtime/probes.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 const IDLE_MS = 150;
 
@@ -40,7 +40,7 @@ const healthyKube = {
 };
 /** An API server that went away: a real client against a port where nothing listens. */
 function deadKube(): Kube {
-  const dir = mkdtempSync(join(tmpdir(), 'kc-'));
+  const dir = scratchDir('kc-');
   const file = join(dir, 'config');
   writeFileSync(
     file,

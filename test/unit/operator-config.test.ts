@@ -1,14 +1,14 @@
 // Settings are checked before the operator touches anything: a bad value is one line naming
 // the flag and exit 2, and no default pairs a real cluster with the throw-away emulator.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliIO, EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { parseBool, readConfig } from '../../src/operator/config.ts';
 import { createLogger } from '../../src/operator/runtime/logging.ts';
+import { scratchDir } from '../support/scratch.ts';
 
 function io(): CliIO & { errText: () => string } {
   let err = '';
@@ -26,7 +26,7 @@ function io(): CliIO & { errText: () => string } {
 }
 
 /** A kubeconfig for a cluster nobody can reach: refusals must come before any request. */
-const kubeconfig = join(mkdtempSync(join(tmpdir(), 'kc-')), 'config');
+const kubeconfig = join(scratchDir('kc-'), 'config');
 writeFileSync(
   kubeconfig,
   `apiVersion: v1
@@ -184,7 +184,7 @@ describe('no throw-away API against a real cluster', () => {
   it('without any cluster it says to set KUBECONFIG or use --local', async () => {
     const prevHome = process.env.HOME;
     const prevKc = process.env.KUBECONFIG;
-    process.env.HOME = mkdtempSync(join(tmpdir(), 'home-'));
+    process.env.HOME = scratchDir('home-');
     delete process.env.KUBECONFIG;
     try {
       const r = await operator(['--api-url', 'https://api.example.invalid', '--api-key', 'k']);

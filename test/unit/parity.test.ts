@@ -308,7 +308,7 @@ async function apiRefusal(b: AnyBinding, spec: Json): Promise<string | undefined
   }
 }
 
-describe('every spec admission accepts, the API accepts', () => {
+describe('every spec admission accepts, the API accepts', { timeout: 60_000 }, () => {
   it('covers every kind', async () => {
     const kinds = new Set(SPECS({}).map(([k]) => k));
     expect([...kinds].sort()).toEqual(BINDINGS.map((b) => b.kind).sort());
