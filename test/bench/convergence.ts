@@ -49,6 +49,9 @@ try {
     '--resync-period',
     String(values.resync),
   ]);
+  // started, informers synced, nothing to manage yet
+  await new Promise((r) => setTimeout(r, 3000));
+  const rssAtStart = (await metrics(op.metricsUrl)).get('process_resident_memory_bytes') ?? 0;
   const objectsFor = values.objects === 'policy-rule' ? policiesWithRules : mixedObjects;
   const objs = objectsFor(N, w.ns);
   const tracker = readyTracker(w.kube, w.ns);
@@ -168,6 +171,7 @@ try {
       note: `from one watch per kind, from the start of the apply; API time is the mean per object, subtract it to see the operator and Kubernetes share`,
     },
     memory: {
+      rss_at_start_mib: Math.round(rssAtStart / 2 ** 20),
       rss_mib: Math.round(rss / 2 ** 20),
       // the target's measure: after convergence and the idle phase (at least one resync)
       rss_after_idle_mib: Math.round((m2.get('process_resident_memory_bytes') ?? 0) / 2 ** 20),
