@@ -1,12 +1,3 @@
-// Faults and crashes while objects converge and are deleted: 20% of API requests fail
-// (500/502/503, 429 with Retry-After, dropped connections after the work was done) with
-// added latency, the operator is killed with SIGKILL at random moments, and kube-apiserver
-// is restarted (every watch cut) once while creating and once while deleting.
-// Invariants: all Ready, no duplicate, no orphan; after deletion nothing remains and no
-// object is stuck on its finalizer; the API key is in no log line, Event or status.
-// Usage: npm run bench:faults -- --n 1000 --crashes 10
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { seeded } from '../../src/emulator/faults.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
@@ -155,13 +146,14 @@ if (import.meta.main) {
       log: (s) => console.error(s),
       restartApiserver: dir ? () => restartApiserver(dir) : undefined,
     });
-    const out = join(import.meta.dirname, 'results');
-    mkdirSync(out, { recursive: true });
-    writeFileSync(
-      join(out, `fault-crash-${result.n}.json`),
-      `${JSON.stringify({ date: new Date().toISOString(), ...result }, null, 2)}\n`,
-    );
-    console.log(JSON.stringify(result, null, 2));
+    const { commit, machine, writeResult } = await import('./report.ts');
+    writeResult(`fault-crash-${result.n}`, {
+      date: new Date().toISOString(),
+      commit: commit(),
+      machine: machine(),
+      entry: process.env.EDGE_OPERATOR_ENTRY,
+      ...result,
+    });
     const bad =
       result.duplicates ||
       result.orphans ||
