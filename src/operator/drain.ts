@@ -8,8 +8,8 @@
 //   Delete: objects are deleted and the running operator deletes each remote resource;
 //           waits for it, up to the timeout.
 import { BINDINGS } from './kinds/index.ts';
-import { FINALIZER, GROUP, INSTANCE_LABEL, VERSION } from './runtime/constants.ts';
-import type { Kube, KubeObject } from './runtime/kube.ts';
+import { FINALIZER, INSTANCE_LABEL, managedResource as resourceOf } from './runtime/constants.ts';
+import { isConflict, isKubeNotFound, type Kube, type KubeObject } from './runtime/kube.ts';
 
 export const DRAIN_POLICIES = ['Orphan', 'Retain', 'Delete'] as const;
 export type DrainPolicy = (typeof DRAIN_POLICIES)[number];
@@ -30,8 +30,6 @@ export interface DrainResult {
   /** Objects still there when the timeout passed (Delete), as "Kind namespace/name". */
   left: string[];
 }
-
-const resourceOf = (plural: string) => ({ group: GROUP, version: VERSION, plural });
 
 export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
   const labelSelector = o.instance ? `${INSTANCE_LABEL}=${o.instance}` : `!${INSTANCE_LABEL}`;
@@ -58,7 +56,7 @@ export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
         });
         return;
       } catch (err) {
-        if ((err as { status?: number }).status !== 409 || attempt >= 5) throw err;
+        if (!isConflict(err) || attempt >= 5) throw err;
       }
     }
   };
@@ -94,5 +92,5 @@ export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
 
 /** Gone in the meantime: nothing left to do for it. */
 const gone = (err: unknown) => {
-  if ((err as { status?: number }).status !== 404) throw err;
+  if (!isKubeNotFound(err)) throw err;
 };

@@ -15,6 +15,7 @@ import {
   metrics,
   type OperatorProcess,
   obj,
+  pluralOf,
   ready,
   res,
   startOperatorProcess,
@@ -91,8 +92,6 @@ export async function pool<T>(
     }),
   );
 }
-
-export const pluralOf = (kind: string) => BINDINGS.find((b) => b.kind === kind)!.plural;
 
 /** Retries while the API server is away (a restart under test); 'already exists' and 'gone' count as done. */
 export async function persist(fn: () => Promise<unknown>, attempts = 60): Promise<void> {
@@ -229,7 +228,7 @@ export async function startOperator(
   return child;
 }
 
-export { metrics, sumMetric };
+export { metrics, pluralOf, sumMetric };
 
 /**
  * The operator's Kubernetes writes from its own counters, apart: to the managed objects

@@ -15,15 +15,10 @@ import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { mergePatch } from '../../src/operator/runtime/merge-patch.ts';
 import { Observer } from '../../src/operator/runtime/observer.ts';
 import { applyMergePatch, FakeKube } from './fake-kube.ts';
+import { pluralOf } from './operator.ts';
 
 export const NS = 'team';
 export const CLUSTER = 'cluster-under-test';
-const pluralOf = new Map(BINDINGS.map((b) => [b.kind, b.plural]));
-export const plural = (kind: string) => {
-  const p = pluralOf.get(kind);
-  if (!p) throw new Error(`no binding for ${kind}`);
-  return p;
-};
 
 export interface EngineWorld {
   emu: Emulator;
@@ -70,7 +65,7 @@ export async function engineWorld(
   const log = pino({ level: 'silent' });
   const events = new EventRecorder(kube, log, 'engine-test', undefined, 0);
   const objects: { kind: string; name: string }[] = [];
-  const lookup = (kind: string, ns: string, name: string) => kube.get(plural(kind), ns, name);
+  const lookup = (kind: string, ns: string, name: string) => kube.get(pluralOf(kind), ns, name);
   const observers = new Map(
     BINDINGS.map((b) => [
       b.kind,
@@ -115,14 +110,14 @@ export async function engineWorld(
       // as admission would: the CRD schema's checks and defaults (CEL rules are the e2e
       // suite's) on the whole spec after the patch
       const schema = specSchema(BINDINGS.find((b) => b.kind === kind)!);
-      const existing = kube.get(plural(kind), NS, name);
+      const existing = kube.get(pluralOf(kind), NS, name);
       if (existing) {
         const whole = schema.parse(applyMergePatch(existing.spec, input)) as Record<string, unknown>;
-        kube.editSpec(plural(kind), NS, name, mergePatch(existing.spec ?? {}, whole));
+        kube.editSpec(pluralOf(kind), NS, name, mergePatch(existing.spec ?? {}, whole));
         return;
       }
       const spec = schema.parse(input) as Record<string, unknown>;
-      kube.add(plural(kind), {
+      kube.add(pluralOf(kind), {
         apiVersion: 'edge.tunnel.dev/v1alpha1',
         kind,
         metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
@@ -130,7 +125,7 @@ export async function engineWorld(
       });
       objects.push({ kind, name });
     },
-    get: (kind, name) => kube.get(plural(kind), NS, name),
+    get: (kind, name) => kube.get(pluralOf(kind), NS, name),
     reconcile: (kind, name) => engines.get(kind)!.reconcile(`${NS}/${name}`),
     async observe(kind) {
       for (const [k, o] of observers) if (!kind || k === kind) await o.refresh();
@@ -173,7 +168,7 @@ export function applyExamples(w: EngineWorld, dir = 'deploy/examples'): { kind: 
       if (!o) continue;
       if (o.kind === 'Secret')
         w.secrets.set(o.metadata.name, (o as unknown as { stringData: Record<string, string> }).stringData);
-      else if (pluralOf.has(o.kind)) {
+      else if (BINDINGS.some((b) => b.kind === o.kind)) {
         w.apply(o.kind, o.metadata.name, o.spec ?? {});
         applied.push({ kind: o.kind, name: o.metadata.name });
       }

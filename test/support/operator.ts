@@ -6,10 +6,17 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Emulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { GROUP, VERSION } from '../../src/operator/kinds/crd-schema.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { GROUP, managedResource, VERSION } from '../../src/operator/runtime/constants.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 
-export const res = (plural: string) => ({ group: GROUP, version: VERSION, plural });
+export const res = managedResource;
+/** The plural of a managed kind (throws for a kind without a binding). */
+export const pluralOf = (kind: string): string => {
+  const b = BINDINGS.find((x) => x.kind === kind);
+  if (!b) throw new Error(`no binding for ${kind}`);
+  return b.plural;
+};
 export const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
 
 export const obj = (

@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mergePatch } from '../../src/operator/runtime/merge-patch.ts';
-
-/** RFC 7386 applied, to check that the patch turns `from` into `to`. */
-function applyPatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> =
-    typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as object) } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = applyPatch(out[k], v);
-  }
-  return out;
-}
+import { applyMergePatch as applyPatch } from '../support/fake-kube.ts';
 
 describe('status merge patch', () => {
   it('removes what a kind no longer reports, at any depth, and names only what changed', () => {

@@ -1,6 +1,8 @@
 // Names the runtime writes onto every object, whatever its kind.
 export const GROUP = 'edge.tunnel.dev';
 export const VERSION = 'v1alpha1';
+/** The Kubernetes resource path of a managed kind. */
+export const managedResource = (plural: string) => ({ group: GROUP, version: VERSION, plural });
 export const FINALIZER = `${GROUP}/finalizer`;
 /** The remote resource's id: set by the operator, or by a person to adopt one. */
 export const ID_ANNOTATION = `${GROUP}/id`;

@@ -11,9 +11,8 @@ import {
   CREATE_PENDING_ANNOTATION,
   FINALIZER,
   FORCE_DELETE_ANNOTATION,
-  GROUP,
   ID_ANNOTATION,
-  VERSION,
+  managedResource,
 } from './constants.ts';
 import type { EventRecorder } from './events.ts';
 import { isConflict, type Kube, KubeError, type KubeObject, type ResourcePath } from './kube.ts';
@@ -148,7 +147,7 @@ export class Engine {
   constructor(o: EngineOptions) {
     this.opts = o;
     this.binding = o.binding;
-    this.resource = { group: GROUP, version: VERSION, plural: o.binding.plural };
+    this.resource = managedResource(o.binding.plural);
   }
 
   get name(): string {

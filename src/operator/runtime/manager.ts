@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
-import { GROUP, INSTANCE_LABEL, VERSION } from './constants.ts';
+import { INSTANCE_LABEL, managedResource } from './constants.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
 import { Informer, keyOf } from './informer.ts';
@@ -170,7 +170,7 @@ export class Manager {
       ? `${INSTANCE_LABEL}=${this.opts.instance}`
       : `!${INSTANCE_LABEL}`;
     for (const b of this.opts.bindings) {
-      const resource = { group: GROUP, version: VERSION, plural: b.plural };
+      const resource = managedResource(b.plural);
       const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.opts.metrics });
       const informers = namespaces.map(
         (ns) =>

@@ -5,7 +5,7 @@
 // moves or nothing references it any more.
 import type { Logger } from 'pino';
 import { Informer, type InformerOptions } from './informer.ts';
-import type { Kube, KubeObject } from './kube.ts';
+import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 
@@ -70,7 +70,7 @@ export class SecretStore {
     try {
       secret = await this.kube.get(SECRETS, namespace, name);
     } catch (err) {
-      if ((err as { status?: number }).status === 404) return undefined;
+      if (isKubeNotFound(err)) return undefined;
       throw err;
     }
     const data = (secret.data as Record<string, string> | undefined) ?? {};
