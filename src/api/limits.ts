@@ -103,8 +103,3 @@ export const ID_PREFIX = {
 export type IdKind = keyof typeof ID_PREFIX;
 
 /** Backend ids a weighted backend may point at. */
-export const BACKEND_ID_PREFIXES = [
-  ID_PREFIX.tunnelGroupBackend,
-  ID_PREFIX.weightedBackend,
-  ID_PREFIX.httpResponseBackend,
-] as const;

@@ -62,15 +62,6 @@ export function isSshPublicKey(value: string): boolean {
 
 /** Bind ACL rules (`bind:<target>`), or the single rule `*`. */
 export const ACL_RULE_PATTERN = '^(\\*|bind:(\\*\\.)?[^\\s*=]+|bind:(\\*|[^\\s*=]+)=(\\*|[^\\s*=]+))$';
-const aclRule = new RegExp(ACL_RULE_PATTERN);
-export function aclProblem(acl: readonly string[]): string | undefined {
-  for (const [i, rule] of acl.entries()) {
-    if (!aclRule.test(rule))
-      return `acl[${i}] "${rule}" is not a bind rule (bind:<domain>, bind:*.<domain>, bind:<host:port>, bind:<key>=<value>) or "*"`;
-  }
-  if (acl.includes('*') && acl.length > 1) return 'acl: the rule "*" must be the only rule';
-  return undefined;
-}
 
 /** One rule of the spec on a string value, for both sides. */
 export interface Rule {
@@ -126,6 +117,12 @@ export const RULES = {
     cel: 'isURL(self)',
     maxLength: 2048,
   },
+  aclRule: patternRule({
+    must: 'be a bind rule (bind:<domain>, bind:*.<domain>, bind:<host:port>, bind:<key>=<value>) or "*"',
+    errorCode: 'ERR_INVALID_ACL',
+    pattern: ACL_RULE_PATTERN,
+    maxLength: 512,
+  }),
   sshPublicKey: {
     must: 'be an SSH public key in OpenSSH form ("ssh-ed25519 AAAA... comment")',
     errorCode: 'ERR_INVALID_SSH_PUBLIC_KEY',
@@ -149,3 +146,99 @@ export const idRule = (...kinds: IdKind[]): Rule => {
     maxLength: 64,
   });
 };
+
+/** A rule on a list as a whole, for both sides (the items have their own). */
+export interface ListRule {
+  must: string;
+  errorCode: string;
+  test(list: readonly unknown[]): boolean;
+  cel: string;
+}
+export const LIST_RULES = {
+  /** `*` allows everything: it stands alone. */
+  loneStar: {
+    must: 'hold the rule "*" only on its own',
+    errorCode: 'ERR_INVALID_ACL',
+    test: (l) => !l.includes('*') || l.length === 1,
+    cel: "!self.exists(r, r == '*') || size(self) == 1",
+  },
+} satisfies Record<string, ListRule>;
+
+// --- rules across the fields of one object
+
+const present = (v: unknown) =>
+  v !== undefined && v !== null && v !== '' && !(Array.isArray(v) && v.length === 0);
+const celList = (values: readonly string[]) => `[${values.map((v) => `'${v}'`).join(', ')}]`;
+
+/**
+ * One of the spec's rules across the fields of one object, for both sides: the wire schema
+ * checks `test` reading fields by their wire names; CRD admission gets `cel`, written with
+ * the CRD's field names (camelCase, a secret's `...Ref`), and the CRD's zod side runs `test`
+ * on those names too.
+ */
+export interface CrossRule {
+  /** The wire field the error points at. */
+  field: string;
+  /** What is wrong, after the field's name ("<field> <must>"), naming fields as `name` does. */
+  must(name: (field: string) => string): string;
+  errorCode: string;
+  test(get: (field: string) => unknown): boolean;
+  cel(name: (field: string) => string): string;
+  /** The API's wording where it names the value at fault; `must` otherwise. */
+  wireMessage?(get: (field: string) => unknown): string;
+}
+
+export const CROSS = {
+  /** `field` must be set unless `by` is one of `values`. */
+  requiredUnless: (field: string, by: string, values: readonly string[], errorCode: string): CrossRule => ({
+    field,
+    must: (n) => `is required unless ${n(by)} is ${values.join(' or ')}`,
+    errorCode,
+    test: (get) => present(get(field)) || values.includes(get(by) as string),
+    cel: (n) => `has(self.${n(field)}) || self.${n(by)} in ${celList(values)}`,
+    wireMessage: (get) => `is required for ${by} ${String(get(by))}`,
+  }),
+  /** `field` must be set when `other` is. */
+  requiredWith: (field: string, other: string, errorCode: string): CrossRule => ({
+    field,
+    must: (n) => `is required when ${n(other)} is given`,
+    errorCode,
+    test: (get) => !present(get(other)) || present(get(field)),
+    cel: (n) => `!has(self.${n(other)}) || has(self.${n(field)})`,
+  }),
+  /** A non-empty `field` needs every one of `others`. */
+  onlyWith: (field: string, others: string[], errorCode: string): CrossRule => ({
+    field,
+    must: (n) => `may be set only when ${others.map(n).join(' and ')} are given`,
+    errorCode,
+    test: (get) => !present(get(field)) || others.every((o) => present(get(o))),
+    cel: (n) =>
+      `!has(self.${n(field)}) || size(self.${n(field)}) == 0 || (${others.map((o) => `has(self.${n(o)})`).join(' && ')})`,
+  }),
+  /** Every one of `fields` must be set (reported at the first). */
+  requiredAll: (fields: string[], why: string, errorCode: string): CrossRule => ({
+    field: fields[0]!,
+    must: (n) => `and ${fields.slice(1).map(n).join(', ')} are required ${why}`,
+    errorCode,
+    test: (get) => fields.every((f) => present(get(f))),
+    cel: (n) => fields.map((f) => `has(self.${n(f)})`).join(' && '),
+  }),
+  /** `field` must be unset when `by` is `value`. */
+  unsetWhen: (field: string, by: string, value: string, errorCode: string): CrossRule => ({
+    field,
+    must: (n) => `must be unset when ${n(by)} is ${value}`,
+    errorCode,
+    test: (get) => get(by) !== value || get(field) == null,
+    cel: (n) => `!(has(self.${n(by)}) && self.${n(by)} == '${value}' && has(self.${n(field)}))`,
+  }),
+  /** Exactly one of `fields` is set (reported at the object itself: field ''). */
+  exactlyOne: (fields: readonly string[], errorCode: string): CrossRule => ({
+    field: '',
+    must: (n) => `must hold exactly one of ${fields.map(n).join(', ')}`,
+    errorCode,
+    test: (get) => fields.filter((f) => get(f) !== undefined).length === 1,
+    cel: (n) => `[${fields.map((f) => `has(self.${n(f)})`).join(', ')}].filter(x, x).size() == 1`,
+    wireMessage: (get) =>
+      `must hold exactly one of ${fields.join(', ')}, got ${fields.filter((f) => get(f) !== undefined).length}`,
+  }),
+} as const;

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { sshPublicKey } from '../integration/harness.ts';
 import { obj, skipReason, type World, world } from './harness.ts';
 
 describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
@@ -35,7 +36,7 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
 
   it('a header name with a space, in add and in remove', async () => {
     expect(await refused(route({ requestHeaders: { add: { 'bad header': 'x' } } }))).toContain(
-      'header names must be HTTP tokens',
+      'add keys must be an HTTP header name',
     );
     expect(await refused(route({ responseHeaders: { remove: ['bad header'] } }))).toContain(
       'spec.responseHeaders.remove[0]',
@@ -84,6 +85,35 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
       ),
     ).toContain('spec.oidc.clientID');
     expect(await refused(route({ backend: { backendID: 'bkdxx_1' } }))).toContain('spec.backend.backendID');
+  });
+
+  // rules across fields: the CEL comes from the same table (rules.ts CROSS) as the API's check
+  it('rules across fields: webhook secret, OAuth provider settings, TLS termination, a lone "*"', async () => {
+    const secret = { name: 's', key: 'k' };
+    expect(await refused(route({ webhookVerification: { provider: 'github' } }))).toContain(
+      'secretRef is required unless provider is sns',
+    );
+    expect(await refused(route({ oauth: { provider: { gitlab: {} } } }))).toContain(
+      'clientID and clientSecretRef are required for provider gitlab',
+    );
+    expect(await refused(route({ oauth: { provider: { google: { scopes: ['email'] } } } }))).toContain(
+      'scopes may be set only when clientID and clientSecretRef are given',
+    );
+    expect(
+      await refused(
+        route({ oauth: { provider: { google: {}, github: { clientID: 'c', clientSecretRef: secret } } } }),
+      ),
+    ).toContain('must hold exactly one of github');
+    expect(
+      await refused(
+        obj('TLSEdge', w.ns, 't', { tlsTermination: { terminateAt: 'upstream', minVersion: '1.2' } }),
+      ),
+    ).toContain('minVersion must be unset when terminateAt is upstream');
+    expect(
+      await refused(
+        obj('SSHCredential', w.ns, 'k', { publicKey: sshPublicKey(), acl: ['*', 'bind:x.example.com'] }),
+      ),
+    ).toContain('acl must hold the rule "*" only on its own');
   });
 
   it('and the valid forms of the same fields pass', async () => {

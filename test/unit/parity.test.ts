@@ -3,6 +3,7 @@
 // an error at `kubectl apply`: each field of each kind is probed with values on both sides
 // of the spec's rules, and every spec the CRD's zod schema accepts must be accepted by the
 // API (the in-process emulator) when the binding turns it into a create.
+import { evaluate } from '@marcbachmann/cel-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import type { EdgeClient } from '../../src/api/client.ts';
@@ -11,6 +12,9 @@ import { ApiError } from '../../src/api/errors.ts';
 import { ID_PREFIX, type IdKind, OAUTH_PROVIDERS } from '../../src/api/limits.ts';
 import { operations } from '../../src/api/operations.ts';
 import { idRule, RULES, type Rule } from '../../src/api/rules.ts';
+import { tagOf } from '../../src/api/schemas/common.ts';
+import { SSHCredentialCreate } from '../../src/api/schemas/credentials.ts';
+import { EDGE_MODULES, ROUTE_MODULES } from '../../src/api/schemas/edges.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { specSchema } from '../../src/operator/kinds/crd.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
@@ -27,6 +31,7 @@ const VALID: Record<keyof typeof RULES, string[]> = {
   githubTeam: ['my-org/my-team', 'o/t'],
   url: ['https://id.example.com', 'http://localhost:8080/realms/x'],
   sshPublicKey: [sshPublicKey()],
+  aclRule: ['*', 'bind:example.com', 'bind:*.example.com', 'bind:app.example.com:443', 'bind:team=web'],
 };
 const INVALID: Record<keyof typeof RULES, string[]> = {
   cidr: ['', '10.0.0.0/33', '300.1.1.1', '10.0.0.0/', 'host'],
@@ -43,6 +48,7 @@ const INVALID: Record<keyof typeof RULES, string[]> = {
   githubTeam: ['', 'team', 'org/', '/team', 'a/b/c', 'org /team'],
   url: ['', 'not a url', 'example.com'],
   sshPublicKey: ['', 'ssh-ed25519', 'ssh-rsa AAAA', 'ssh-ed25519 not-base64!'],
+  aclRule: ['', 'example.com', 'bind:', 'bind:a b', 'bind:*', '**'],
 };
 
 describe('each rule is one check on both sides', () => {
@@ -71,6 +77,88 @@ describe('each rule is one check on both sides', () => {
     }
     expect(idRule('tunnelGroupBackend', 'weightedBackend').test('bkdwd_1')).toBe(true);
     expect(idRule('tunnelGroupBackend', 'weightedBackend').test('bkdhr_1')).toBe(false);
+  });
+});
+
+// --- each rule across fields, and on whole lists: its CEL says what its check says
+
+/** Every wire object (and list) that carries a rule of its own, from the modules' inputs down. */
+function* ruledSchemas(s: z.ZodType, seen = new Set<z.ZodType>()): Generator<z.ZodType> {
+  if (seen.has(s)) return;
+  seen.add(s);
+  const tag = tagOf(s);
+  if (tag?.cross || tag?.list) yield s;
+  const d = s._zod.def as { innerType?: z.ZodType; element?: z.ZodType; shape?: Record<string, z.ZodType> };
+  for (const next of [d.innerType, d.element, ...Object.values(d.shape ?? {})])
+    if (next) yield* ruledSchemas(next, seen);
+}
+const WIRE_INPUTS = [
+  ...Object.values(ROUTE_MODULES).map(([input]) => input),
+  ...Object.values(EDGE_MODULES).flatMap((family) => Object.values(family).map(([input]) => input)),
+  SSHCredentialCreate,
+];
+/** Values of a field's type that CEL may see (the CRD schema refused the rest, '' among them). */
+function samples(s: z.ZodType): unknown[] {
+  const d = s._zod.def as { type: string; innerType?: z.ZodType; entries?: Record<string, string> };
+  if (d.innerType) return samples(d.innerType);
+  if (d.type === 'enum') return Object.values(d.entries!);
+  if (d.type === 'string') return ['x'];
+  if (d.type === 'array') return [[], ['x']];
+  if (d.type === 'boolean') return [true, false];
+  if (d.type === 'object') return [{}];
+  return [0, 1];
+}
+
+describe('each rule across fields is one check on both sides', () => {
+  const schemas = [...new Set(WIRE_INPUTS.flatMap((s) => [...ruledSchemas(s)]))];
+
+  it('finds the rules of webhooks, OAuth providers, TLS termination and ACLs', () => {
+    const rules = schemas.flatMap((s): { errorCode: string }[] => tagOf(s)!.cross ?? [tagOf(s)!.list!]);
+    expect(rules.map((r) => r.errorCode)).toEqual(
+      expect.arrayContaining([
+        'ERR_WEBHOOK_SECRET_REQUIRED',
+        'ERR_OAUTH_ONE_PROVIDER',
+        'ERR_OAUTH_CLIENT_SECRET_REQUIRED',
+        'ERR_OAUTH_CLIENT_ID_REQUIRED',
+        'ERR_OAUTH_SCOPES_NEED_CLIENT',
+        'ERR_OAUTH_CLIENT_REQUIRED',
+        'ERR_MIN_VERSION_WITH_UPSTREAM',
+        'ERR_INVALID_ACL',
+      ]),
+    );
+  });
+
+  it('on every combination of the fields a rule reads, CEL and the check agree', () => {
+    let cases = 0;
+    for (const s of schemas) {
+      for (const r of tagOf(s)!.cross ?? []) {
+        const expr = r.cel((f) => f);
+        const fields = [...new Set([...expr.matchAll(/self\.(\w+)/g)].map((m) => m[1]!))];
+        const shape = (s._zod.def as unknown as { shape: Record<string, z.ZodType> }).shape;
+        // a required field is always there when CEL runs: the schema saw to it
+        const values = (f: string) => [
+          ...(['optional', 'default'].includes(shape[f]!._zod.def.type) ? [undefined] : []),
+          ...samples(shape[f]!),
+        ];
+        const combos = fields.reduce<Record<string, unknown>[]>(
+          (acc, f) => acc.flatMap((o) => values(f).map((v) => (v === undefined ? o : { ...o, [f]: v }))),
+          [{}],
+        );
+        for (const o of combos) {
+          cases++;
+          expect(evaluate(expr, { self: o }), `${r.errorCode} ${expr} on ${JSON.stringify(o)}`).toBe(
+            r.test((f) => o[f]),
+          );
+        }
+      }
+      const list = tagOf(s)!.list;
+      if (list)
+        for (const l of [[], ['*'], ['*', 'bind:x'], ['bind:x', 'bind:y'], ['bind:x']]) {
+          cases++;
+          expect(evaluate(list.cel, { self: l }), `${list.cel} on ${JSON.stringify(l)}`).toBe(list.test(l));
+        }
+    }
+    expect(cases).toBeGreaterThan(100);
   });
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DESCRIPTION_MAX_BYTES, type IdKind, METADATA_MAX_BYTES, UINT32_MAX } from '../limits.ts';
-import { byteLength, idRule, type Rule } from '../rules.ts';
+import { byteLength, type CrossRule, idRule, type ListRule, type Rule } from '../rules.ts';
 
 /** Custom issue parameters carry a stable error code for the emulator's error body. */
 export const code = (error_code: string) => ({ params: { error_code } });
@@ -27,8 +27,72 @@ export const rule = <T extends z.ZodType>(
   errorCode: string,
 ) => schema.refine(ok, { message, ...code(errorCode) });
 
+/**
+ * What a wire field's zod checks cannot say readably (custom refinements), kept beside the
+ * schema so the CRD built from it (operator/kinds/derive.ts) gets the same rule.
+ */
+export interface Tag {
+  rule?: Rule;
+  min?: number;
+  max?: number;
+  cross?: CrossRule[];
+  list?: ListRule;
+}
+const TAGS = new WeakMap<z.ZodType, Tag>();
+export const tagOf = (s: z.ZodType): Tag | undefined => TAGS.get(s);
+const tagged = <T extends z.ZodType>(s: T, tag: Tag): T => {
+  TAGS.set(s, { ...TAGS.get(s), ...tag });
+  return s;
+};
+
 /** A string the API checks by one of the spec's rules (rules.ts). */
-export const checked = (r: Rule) => rule(z.string(), r.test, `must ${r.must}`, r.errorCode);
+export const checked = (r: Rule) =>
+  tagged(rule(z.string(), r.test, `must ${r.must}`, r.errorCode), { rule: r });
+
+/** A number the API holds to [min, max] with its own error code. */
+export const ranged = <T extends z.ZodNumber>(
+  schema: T,
+  { min, max }: { min?: number; max?: number },
+  message: string,
+  errorCode: string,
+) =>
+  tagged(
+    rule(
+      schema,
+      (n) => (min === undefined || n >= min) && (max === undefined || n <= max),
+      message,
+      errorCode,
+    ),
+    { min, max },
+  );
+
+/** A list the API holds to a rule as a whole. */
+export const listChecked = <T extends z.ZodArray>(schema: T, r: ListRule) =>
+  tagged(rule(schema, r.test, `must ${r.must}`, r.errorCode), { list: r });
+
+/** An object the API holds to rules across its fields (rules.ts CROSS), each with its error code. */
+export const crossChecked = <T extends z.ZodObject>(schema: T, ...rules: CrossRule[]) =>
+  tagged(
+    schema.superRefine((o, ctx) => {
+      const get = (f: string) => (o as Record<string, unknown>)[f];
+      for (const r of rules)
+        if (!r.test(get))
+          ctx.addIssue({
+            code: 'custom',
+            path: r.field ? [r.field] : [],
+            message: r.wireMessage?.(get) ?? r.must((f) => f),
+            params: { error_code: r.errorCode },
+          });
+    }),
+    { cross: rules },
+  );
+
+/** A description of a wire field (the CRD built from it carries it), on a copy: shared schemas stay bare. */
+export const describe = <T extends z.ZodType>(schema: T, description: string): T => {
+  const out = schema.meta({ ...(z.globalRegistry.get(schema) ?? {}), description }) as T;
+  const tag = TAGS.get(schema);
+  return tag ? tagged(out, tag) : out;
+};
 
 export const idOf = (...kinds: IdKind[]) => checked(idRule(...kinds));
 

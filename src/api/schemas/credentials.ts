@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { aclProblem, RULES } from '../rules.ts';
-import { checked, code, idOf, resourceIn, resourceOut } from './common.ts';
+import { LIST_RULES, RULES } from '../rules.ts';
+import { checked, code, describe, idOf, listChecked, resourceIn, resourceOut } from './common.ts';
 
-const Acl = z.array(z.string()).superRefine((acl, ctx) => {
-  const problem = aclProblem(acl);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { error_code: 'ERR_INVALID_ACL' } });
-});
-const OwnerId = idOf('user', 'bot');
+const Acl = describe(
+  listChecked(z.array(checked(RULES.aclRule)), LIST_RULES.loneStar),
+  'bind rules (bind:<domain>, bind:*.<domain>, bind:<host:port>, bind:<key>=<value>) or the single rule "*"; empty: no restriction',
+);
+const OwnerId = describe(idOf('user', 'bot'), 'user or bot owning the credential (admins only)');
 
 export const SSHCredential = z.object({
   ...resourceOut,
@@ -17,7 +17,7 @@ export const SSHCredential = z.object({
 export const SSHCredentialCreate = z.strictObject({
   ...resourceIn,
   acl: Acl.optional(),
-  public_key: checked(RULES.sshPublicKey),
+  public_key: describe(checked(RULES.sshPublicKey), 'OpenSSH public key, e.g. "ssh-ed25519 AAAA... comment"'),
   owner_id: OwnerId.optional(),
 });
 export const SSHCredentialUpdate = z.strictObject({ ...resourceIn, acl: Acl.optional() });

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { MATCH_TYPES } from '../limits.ts';
 import { RULES } from '../rules.ts';
-import { checked, resourceIn, resourceOut } from './common.ts';
+import { checked, describe, resourceIn, resourceOut } from './common.ts';
 import * as m from './modules.ts';
 
-const Hostports = z.array(checked(RULES.hostport));
+const Hostports = describe(z.array(checked(RULES.hostport)), 'host:port pairs the edge listens on');
 const nullable = <T extends z.ZodType>(t: T) => t.nullable();
 const inMod = <T extends z.ZodType>(t: T) => t.nullable().optional();
 
@@ -73,8 +73,8 @@ export const HTTPSEdgeRoute = z.object({
 });
 export const HTTPSEdgeRouteCreate = z.strictObject({
   ...resourceIn,
-  match_type: z.enum(MATCH_TYPES),
-  match: z.string().min(1),
+  match_type: describe(z.enum(MATCH_TYPES), 'exact_path or path_prefix'),
+  match: describe(z.string().min(1), 'path, host, or host plus path'),
   ...routeModulesIn,
 });
 /** Update: omitted fields and modules stay; a module sent as null is removed. */

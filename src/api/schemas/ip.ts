@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { RESTRICTION_TYPES, RULE_ACTIONS } from '../limits.ts';
 import { RULES } from '../rules.ts';
-import { checked, idOf, Ref, resourceIn, resourceOut } from './common.ts';
+import { checked, describe, idOf, Ref, resourceIn, resourceOut } from './common.ts';
 
-const Cidr = checked(RULES.cidr);
+const Cidr = describe(
+  checked(RULES.cidr),
+  'an IP address or range in CIDR notation; IPv4 and IPv6 supported',
+);
 
 export const IPPolicy = z.object({ ...resourceOut });
 export const IPPolicyCreate = z.strictObject({ ...resourceIn });
@@ -19,7 +22,7 @@ export const IPPolicyRuleCreate = z.strictObject({
   ...resourceIn,
   cidr: Cidr,
   ip_policy_id: idOf('ipPolicy'),
-  action: z.enum(RULE_ACTIONS),
+  action: describe(z.enum(RULE_ACTIONS), 'allow or deny traffic from the cidr'),
 });
 export const IPPolicyRuleUpdate = z.strictObject({ ...resourceIn, cidr: Cidr.optional() });
 
@@ -32,8 +35,8 @@ export const IPRestriction = z.object({
 const PolicyIds = z.array(idOf('ipPolicy')).min(1, { message: 'must name at least one IP policy' });
 export const IPRestrictionCreate = z.strictObject({
   ...resourceIn,
-  enforced: z.boolean().optional(),
-  type: z.enum(RESTRICTION_TYPES),
+  enforced: describe(z.boolean(), 'true: enforced; false: only warnings are issued').optional(),
+  type: describe(z.enum(RESTRICTION_TYPES), 'what traffic is restricted: dashboard, api, agent or endpoints'),
   ip_policy_ids: PolicyIds,
 });
 export const IPRestrictionUpdate = z.strictObject({

@@ -13,53 +13,59 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../limits.ts';
-import { RULES } from '../rules.ts';
-import { checked, idOf, Ref, rule, StringMap, uint32 } from './common.ts';
+import { CROSS, RULES } from '../rules.ts';
+import { checked, crossChecked, describe, idOf, Ref, ranged, StringMap, uint32 } from './common.ts';
 
-const enabled = { enabled: z.boolean().optional() };
+const enabled = {
+  enabled: describe(z.boolean(), 'false keeps the module configured but not applied to traffic').optional(),
+};
 const enabledOut = { enabled: z.boolean() };
 
 // --- backend, ip restriction, mutual TLS: ids in, Refs out
 export const BackendModuleIn = z.strictObject({
   ...enabled,
-  backend_id: rule(
-    z.string(),
-    (s) => /^bkd[a-z]+_[A-Za-z0-9]+$/.test(s),
-    'must be a backend id',
-    'ERR_INVALID_ID',
-  ),
+  backend_id: idOf('tunnelGroupBackend', 'weightedBackend', 'httpResponseBackend'),
 });
 export const BackendModule = z.object({ ...enabledOut, backend: Ref });
 
 export const IPRestrictionModuleIn = z.strictObject({
   ...enabled,
-  ip_policy_ids: z.array(idOf('ipPolicy')).min(1),
+  ip_policy_ids: describe(z.array(idOf('ipPolicy')).min(1), 'ids of the IP policies'),
 });
 export const IPRestrictionModule = z.object({ ...enabledOut, ip_policies: z.array(Ref) });
 
 export const MutualTLSModuleIn = z.strictObject({
   ...enabled,
   // absent or empty: no client certificates are checked (clients omit empty lists)
-  certificate_authority_ids: z.array(idOf('certificateAuthority')).default([]),
+  certificate_authority_ids: describe(
+    z.array(idOf('certificateAuthority')),
+    'certificate authorities that validate client certificates',
+  ).default([]),
 });
 export const MutualTLSModule = z.object({ ...enabledOut, certificate_authorities: z.array(Ref) });
 
 // --- circuit breaker
 const circuitBreakerFields = {
-  tripped_duration: uint32,
-  rolling_window: uint32,
-  num_buckets: rule(
-    uint32,
-    (n) => n <= NUM_BUCKETS_MAX,
-    `must be at most ${NUM_BUCKETS_MAX}`,
-    'ERR_NUM_BUCKETS_TOO_LARGE',
+  tripped_duration: describe(uint32, 'seconds to wait after tripping'),
+  rolling_window: describe(uint32, 'seconds of the rolling window'),
+  num_buckets: describe(
+    ranged(
+      z.number().int().min(0),
+      { max: NUM_BUCKETS_MAX },
+      `must be at most ${NUM_BUCKETS_MAX}`,
+      'ERR_NUM_BUCKETS_TOO_LARGE',
+    ),
+    `buckets in the window, at most ${NUM_BUCKETS_MAX}`,
   ),
-  volume_threshold: uint32,
-  error_threshold_percentage: rule(
-    z.number(),
-    (n) => n >= ERROR_THRESHOLD_MIN && n <= ERROR_THRESHOLD_MAX,
-    'must be between 0 and 1.0 (not 0-100)',
-    'ERR_ERROR_THRESHOLD_RANGE',
+  volume_threshold: describe(uint32, 'requests in a window that can trip the circuit'),
+  error_threshold_percentage: describe(
+    ranged(
+      z.number(),
+      { min: ERROR_THRESHOLD_MIN, max: ERROR_THRESHOLD_MAX },
+      'must be between 0 and 1.0 (not 0-100)',
+      'ERR_ERROR_THRESHOLD_RANGE',
+    ),
+    'error ratio that trips the circuit, 0..1 (not 0-100)',
   ),
 };
 /** Generated clients drop zero numbers from JSON: an absent field is its zero value, the limits apply to what is present. */
@@ -80,29 +86,23 @@ export const WebsocketTCPConverterModule = z.object({ ...enabledOut });
 const HeaderName = checked(RULES.headerName);
 export const HeadersModuleIn = z.strictObject({
   ...enabled,
-  add: z.record(HeaderName, z.string()).optional(),
-  remove: z.array(HeaderName).optional(),
+  add: describe(z.record(HeaderName, z.string()), 'header name -> value to add').optional(),
+  remove: describe(z.array(HeaderName), 'header names to remove').optional(),
 });
 export const HeadersModule = z.object({ ...enabledOut, add: StringMap, remove: z.array(z.string()) });
 
 // --- webhook verification
-export const WebhookVerificationModuleIn = z
-  .strictObject({
+export const WebhookVerificationModuleIn = crossChecked(
+  z.strictObject({
     ...enabled,
-    provider: z.enum(WEBHOOK_PROVIDERS, { message: `must be one of ${WEBHOOK_PROVIDERS.join(', ')}` }),
-    secret: z.string().optional(),
-  })
-  .superRefine((m, ctx) => {
-    const needsSecret = !(WEBHOOK_PROVIDERS_WITHOUT_SECRET as readonly string[]).includes(m.provider);
-    if (needsSecret && !m.secret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['secret'],
-        message: `is required for provider ${m.provider}`,
-        params: { error_code: 'ERR_WEBHOOK_SECRET_REQUIRED' },
-      });
-    }
-  });
+    provider: describe(
+      z.enum(WEBHOOK_PROVIDERS, { message: `must be one of ${WEBHOOK_PROVIDERS.join(', ')}` }),
+      'the webhook provider sending to this route',
+    ),
+    secret: describe(z.string(), 'the webhook signing secret').optional(),
+  }),
+  CROSS.requiredUnless('secret', 'provider', WEBHOOK_PROVIDERS_WITHOUT_SECRET, 'ERR_WEBHOOK_SECRET_REQUIRED'),
+);
 export const WebhookVerificationModule = z.object({
   ...enabledOut,
   provider: z.string(),
@@ -111,83 +111,77 @@ export const WebhookVerificationModule = z.object({
 
 // --- login modules: fields common to OAuth, SAML, OIDC
 const sessionFields = {
-  options_passthrough: z.boolean().optional(),
-  cookie_prefix: z.string().optional(),
-  inactivity_timeout: uint32.optional(),
-  maximum_duration: uint32.optional(),
+  options_passthrough: describe(
+    z.boolean(),
+    'do not enforce authentication on OPTIONS requests (CORS)',
+  ).optional(),
+  cookie_prefix: describe(z.string(), 'prefix of the session cookie').optional(),
+  inactivity_timeout: describe(uint32, 'seconds of inactivity before reauthentication').optional(),
+  maximum_duration: describe(uint32, 'maximum session length in seconds').optional(),
 };
 
+const strings = (description: string) => describe(z.array(z.string()), description).optional();
 const oauthProviderFields = {
-  client_id: z.string().min(1).optional(),
-  client_secret: z.string().min(1).optional(),
-  scopes: z.array(z.string()).optional(),
-  email_addresses: z.array(z.string()).optional(),
-  email_domains: z.array(z.string()).optional(),
+  client_id: describe(
+    z.string().min(1),
+    "your OAuth app's client ID (github, facebook, microsoft, google: omit it and the client secret to use the service's managed app)",
+  ).optional(),
+  client_secret: describe(z.string().min(1), "your OAuth app's client secret").optional(),
+  scopes: strings('scopes requested from the provider (only with your own app)'),
+  email_addresses: strings('only these email addresses may log in'),
+  email_domains: strings('only email addresses of these domains may log in'),
 };
-const OAuthProviderIn = z.strictObject(oauthProviderFields);
-const OAuthGitHubIn = z.strictObject({
-  ...oauthProviderFields,
-  teams: z.array(checked(RULES.githubTeam)).optional(),
-  organizations: z.array(z.string()).optional(),
-});
-const OAuthProviderSet = z
-  .strictObject(
+const githubFields = {
+  teams: describe(
+    z.array(checked(RULES.githubTeam)),
+    'only members of these teams, as org-name/team-name',
+  ).optional(),
+  organizations: strings('only members of these organizations (slugs)'),
+};
+/** One provider's settings; without a managed app, the provider needs your own. */
+const oauthProvider = <T extends z.core.$ZodLooseShape>(name: string, fields: T) =>
+  describe(
+    crossChecked(
+      z.strictObject(fields),
+      CROSS.requiredWith('client_secret', 'client_id', 'ERR_OAUTH_CLIENT_SECRET_REQUIRED'),
+      CROSS.requiredWith('client_id', 'client_secret', 'ERR_OAUTH_CLIENT_ID_REQUIRED'),
+      CROSS.onlyWith('scopes', ['client_id', 'client_secret'], 'ERR_OAUTH_SCOPES_NEED_CLIENT'),
+      ...((OAUTH_MANAGED_APP_PROVIDERS as readonly string[]).includes(name)
+        ? []
+        : [
+            CROSS.requiredAll(
+              ['client_id', 'client_secret'],
+              `for provider ${name} (no managed app)`,
+              'ERR_OAUTH_CLIENT_REQUIRED',
+            ),
+          ]),
+    ),
+    `log in with ${name}`,
+  );
+const OAuthGitHubIn = oauthProvider('github', { ...oauthProviderFields, ...githubFields });
+type OAuthProviderIn = ReturnType<typeof oauthProvider<typeof oauthProviderFields>>;
+const OAuthProviderSet = crossChecked(
+  z.strictObject(
     Object.fromEntries(
-      OAUTH_PROVIDERS.map((p) => [p, (p === 'github' ? OAuthGitHubIn : OAuthProviderIn).optional()]),
-    ) as {
-      github: z.ZodOptional<typeof OAuthGitHubIn>;
-    } & Record<Exclude<(typeof OAUTH_PROVIDERS)[number], 'github'>, z.ZodOptional<typeof OAuthProviderIn>>,
-  )
-  .superRefine((set, ctx) => {
-    const given = Object.entries(set).filter(([, v]) => v !== undefined);
-    if (given.length !== 1) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must hold exactly one provider (${OAUTH_PROVIDERS.join(', ')}), got ${given.length}`,
-        params: { error_code: 'ERR_OAUTH_ONE_PROVIDER' },
-      });
-      return;
-    }
-    const [name, p] = given[0] as [string, z.infer<typeof OAuthProviderIn>];
-    const managed = (OAUTH_MANAGED_APP_PROVIDERS as readonly string[]).includes(name);
-    if (p.client_id && !p.client_secret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [name, 'client_secret'],
-        message: 'is required when client_id is given',
-        params: { error_code: 'ERR_OAUTH_CLIENT_SECRET_REQUIRED' },
-      });
-    }
-    if (!p.client_id && p.client_secret) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [name, 'client_id'],
-        message: 'is required when client_secret is given',
-        params: { error_code: 'ERR_OAUTH_CLIENT_ID_REQUIRED' },
-      });
-    }
-    if (p.scopes && p.scopes.length > 0 && !(p.client_id && p.client_secret)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [name, 'scopes'],
-        message: 'may be set only when both client_id and client_secret are given',
-        params: { error_code: 'ERR_OAUTH_SCOPES_NEED_CLIENT' },
-      });
-    }
-    if (!managed && !(p.client_id && p.client_secret)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [name, 'client_id'],
-        message: `and client_secret are required for provider ${name} (no managed app)`,
-        params: { error_code: 'ERR_OAUTH_CLIENT_REQUIRED' },
-      });
-    }
-  });
+      OAUTH_PROVIDERS.map((p) => [
+        p,
+        (p === 'github' ? OAuthGitHubIn : oauthProvider(p, oauthProviderFields)).optional(),
+      ]),
+    ) as { github: z.ZodOptional<typeof OAuthGitHubIn> } & Record<
+      Exclude<(typeof OAUTH_PROVIDERS)[number], 'github'>,
+      z.ZodOptional<OAuthProviderIn>
+    >,
+  ),
+  CROSS.exactlyOne(OAUTH_PROVIDERS, 'ERR_OAUTH_ONE_PROVIDER'),
+);
 export const OAuthModuleIn = z.strictObject({
   ...enabled,
-  provider: OAuthProviderSet,
+  provider: describe(OAuthProviderSet, 'exactly one OAuth provider and its settings'),
   ...sessionFields,
-  auth_check_interval: uint32.optional(),
+  auth_check_interval: describe(
+    uint32,
+    'seconds after which the user is rechecked at the provider (bounds access after revocation)',
+  ).optional(),
 });
 /** The spec does not show OAuth module responses: the emulator echoes its input with defaults. */
 export const OAuthModule = z.object({
@@ -203,13 +197,23 @@ export const OAuthModule = z.object({
 export const SAMLModuleIn = z.strictObject({
   ...enabled,
   ...sessionFields,
-  idp_metadata: z.string().min(1, { message: 'is required (the IdP EntityDescriptor XML)' }),
-  force_authn: z.boolean().optional(),
-  allow_idp_initiated: z.boolean().optional(),
-  authorized_groups: z.array(z.string()).optional(),
-  nameid_format: z
-    .enum(SAML_NAMEID_FORMATS, { message: `must be one of ${SAML_NAMEID_FORMATS.join(', ')}` })
-    .optional(),
+  idp_metadata: describe(
+    z.string().min(1, { message: 'is required (the IdP EntityDescriptor XML)' }),
+    'the IdP EntityDescriptor XML',
+  ),
+  force_authn: describe(
+    z.boolean(),
+    'the IdP asks for credentials on every login, even with a session',
+  ).optional(),
+  allow_idp_initiated: describe(
+    z.boolean(),
+    'the IdP may start a login itself (RelayState: the target URL)',
+  ).optional(),
+  authorized_groups: strings('only members of these groups may access the route'),
+  nameid_format: describe(
+    z.enum(SAML_NAMEID_FORMATS, { message: `must be one of ${SAML_NAMEID_FORMATS.join(', ')}` }),
+    'name identifier format expected from the IdP',
+  ).optional(),
 });
 /** Output-only SAML fields; the operator copies them to status. */
 export const SAMLOutputFields = z.object({
@@ -237,11 +241,11 @@ export const SAMLModule = z.object({
 export const OIDCModuleIn = z.strictObject({
   ...enabled,
   ...sessionFields,
-  issuer: checked(RULES.url),
-  client_id: z.string().min(1),
-  client_secret: z.string().min(1),
+  issuer: describe(checked(RULES.url), 'URL of the OpenID provider (base URL for discovery)'),
+  client_id: describe(z.string().min(1), "the app's client ID and audience"),
+  client_secret: describe(z.string().min(1), "the app's client secret"),
   // absent: no scopes (clients omit empty lists)
-  scopes: z.array(z.string()).default([]),
+  scopes: describe(z.array(z.string()), 'scopes requested from the identity provider').default([]),
 });
 export const OIDCModule = z.object({
   ...enabledOut,
@@ -256,26 +260,22 @@ export const OIDCModule = z.object({
 });
 
 // --- TLS termination: HTTPS edges take min_version only; TLS edges also terminate_at.
-const MinVersion = z
-  .enum(TLS_MIN_VERSIONS, { message: `must be one of ${TLS_MIN_VERSIONS.join(', ')}` })
-  .nullable();
+const MinVersion = describe(
+  z.enum(TLS_MIN_VERSIONS, { message: `must be one of ${TLS_MIN_VERSIONS.join(', ')}` }),
+  'minimum TLS version (default: a safe choice of the service)',
+).nullable();
 export const HTTPSTLSTerminationModuleIn = z.strictObject({ ...enabled, min_version: MinVersion.optional() });
-export const TLSTerminationModuleIn = z
-  .strictObject({
+export const TLSTerminationModuleIn = crossChecked(
+  z.strictObject({
     ...enabled,
-    terminate_at: z.enum(TERMINATE_AT).optional(),
+    terminate_at: describe(
+      z.enum(TERMINATE_AT),
+      'edge terminates TLS; upstream passes it through',
+    ).optional(),
     min_version: MinVersion.optional(),
-  })
-  .superRefine((m, ctx) => {
-    if (m.terminate_at === 'upstream' && m.min_version != null) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['min_version'],
-        message: 'must be null when terminate_at is upstream',
-        params: { error_code: 'ERR_MIN_VERSION_WITH_UPSTREAM' },
-      });
-    }
-  });
+  }),
+  CROSS.unsetWhen('min_version', 'terminate_at', 'upstream', 'ERR_MIN_VERSION_WITH_UPSTREAM'),
+);
 export const TLSTerminationModule = z.object({
   ...enabledOut,
   terminate_at: z.string().optional(),

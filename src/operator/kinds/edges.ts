@@ -5,19 +5,14 @@ import type {
   TLSEdge as LRemote,
   TCPEdge as TRemote,
 } from '../../api/schemas/edges.ts';
-import { compact, crudApi, defineBinding, exportEnabled } from '../runtime/binding.ts';
-import { doc } from './crd-schema.ts';
+import { compact, crudApi, defineBinding } from '../runtime/binding.ts';
 import {
-  BackendModule,
-  backendBody,
-  backendRefs,
-  backendSpec,
+  backendModule,
   edgeModule,
   Hostports,
-  HTTPSTLSTermination,
-  MutualTLS,
-  TLSTermination,
-  tlsTerminationSpec,
+  httpsTLSTermination,
+  mutualTLS,
+  tlsTermination,
 } from './shared-fields.ts';
 
 type Hosts = { hostports: string[] };
@@ -33,20 +28,9 @@ const edgeBase = {
 const hostportsSpec = (r: { hostports: string[] | null }) =>
   r.hostports?.length ? { hostports: r.hostports } : {};
 
-const tlsTerminationBody = (
-  t: z.infer<typeof TLSTermination> | z.infer<typeof HTTPSTLSTermination> | undefined,
-) =>
-  t
-    ? {
-        enabled: t.enabled ?? true,
-        ...('terminateAt' in t && t.terminateAt ? { terminate_at: t.terminateAt } : {}),
-        ...(t.minVersion ? { min_version: t.minVersion } : {}),
-      }
-    : null;
-
 const HTTPSSpec = z.object({
-  hostports: Hostports.optional(),
-  tlsTermination: doc(HTTPSTLSTermination, 'TLS termination at the edge').optional(),
+  hostports: Hostports,
+  tlsTermination: httpsTLSTermination.crd,
 });
 export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts>({
   kind: 'HTTPSEdge',
@@ -58,19 +42,18 @@ export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts
   modules: [
     edgeModule(
       'tls_termination',
-      (s) => tlsTerminationBody(s.tlsTermination),
+      (s, ref, secret) => httpsTLSTermination.body(s.tlsTermination, { ref, secret }),
       (c) => c.httpsEdgeModules.tls_termination,
     ),
   ],
   api: crudApi((c) => c.httpsEdges),
-  exportSpec: (r) =>
-    compact({ ...hostportsSpec(r), tlsTermination: tlsTerminationSpec(r.tls_termination, false) }),
+  exportSpec: (r, x) =>
+    compact({ ...hostportsSpec(r), tlsTermination: httpsTLSTermination.spec(r.tls_termination, x) }),
 });
 
-const TCPSpec = z.object({
-  hostports: Hostports.optional(),
-  backend: doc(BackendModule, 'where the edge sends traffic').optional(),
-});
+const edgeBackend = backendModule('where the edge sends traffic');
+
+const TCPSpec = z.object({ hostports: Hostports, backend: edgeBackend.crd });
 export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
   kind: 'TCPEdge',
   plural: 'tcpedges',
@@ -78,23 +61,23 @@ export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
   description: 'A TCP edge: hostports and the backend that serves them.',
   spec: TCPSpec,
   ...edgeBase,
-  references: (s) => backendRefs('spec.backend', s.backend),
+  references: (s) => edgeBackend.references(s.backend, 'spec.backend'),
   modules: [
     edgeModule(
       'backend',
-      (s, ref) => backendBody(s.backend, ref),
+      (s, ref, secret) => edgeBackend.body(s.backend, { ref, secret }),
       (c) => c.tcpEdgeModules.backend,
     ),
   ],
   api: crudApi((c) => c.tcpEdges),
-  exportSpec: (r, x) => compact({ ...hostportsSpec(r), backend: backendSpec(r.backend, x) }),
+  exportSpec: (r, x) => compact({ ...hostportsSpec(r), backend: edgeBackend.spec(r.backend, x) }),
 });
 
 const TLSSpec = z.object({
-  hostports: Hostports.optional(),
-  mutualTLS: doc(MutualTLS, 'require client certificates signed by these CAs').optional(),
-  tlsTermination: doc(TLSTermination, 'terminate TLS at the edge, or pass it upstream').optional(),
-  backend: doc(BackendModule, 'where the edge sends traffic').optional(),
+  hostports: Hostports,
+  mutualTLS: mutualTLS.crd,
+  tlsTermination: tlsTermination.crd,
+  backend: edgeBackend.crd,
 });
 export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
   kind: 'TLSEdge',
@@ -103,27 +86,21 @@ export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
   description: 'A TLS edge: hostports, mutual TLS, TLS termination and a backend.',
   spec: TLSSpec,
   ...edgeBase,
-  references: (s) => backendRefs('spec.backend', s.backend),
+  references: (s) => edgeBackend.references(s.backend, 'spec.backend'),
   modules: [
     edgeModule(
       'backend',
-      (s, ref) => backendBody(s.backend, ref),
+      (s, ref, secret) => edgeBackend.body(s.backend, { ref, secret }),
       (c) => c.tlsEdgeModules.backend,
     ),
     edgeModule(
       'mutual_tls',
-      (s) =>
-        s.mutualTLS
-          ? {
-              enabled: s.mutualTLS.enabled ?? true,
-              certificate_authority_ids: s.mutualTLS.certificateAuthorityIDs,
-            }
-          : null,
+      (s, ref, secret) => mutualTLS.body(s.mutualTLS, { ref, secret }),
       (c) => c.tlsEdgeModules.mutual_tls,
     ),
     edgeModule(
       'tls_termination',
-      (s) => tlsTerminationBody(s.tlsTermination),
+      (s, ref, secret) => tlsTermination.body(s.tlsTermination, { ref, secret }),
       (c) => c.tlsEdgeModules.tls_termination,
     ),
   ],
@@ -131,13 +108,8 @@ export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
   exportSpec: (r, x) =>
     compact({
       ...hostportsSpec(r),
-      backend: backendSpec(r.backend, x),
-      tlsTermination: tlsTerminationSpec(r.tls_termination, true),
-      mutualTLS: r.mutual_tls
-        ? {
-            ...exportEnabled(r.mutual_tls),
-            certificateAuthorityIDs: r.mutual_tls.certificate_authorities.map((c) => c.id),
-          }
-        : undefined,
+      backend: edgeBackend.spec(r.backend, x),
+      tlsTermination: tlsTermination.spec(r.tls_termination, x),
+      mutualTLS: mutualTLS.spec(r.mutual_tls, x),
     }),
 });

@@ -1,21 +1,18 @@
-// CRD shapes shared by several kinds (backends, IP policies, TLS, hostports), their wire
-// bodies, and their export back to spec fields.
+// CRD fields shared by several kinds: references that stand for ids (backends, IP
+// policies), the modules edges share, hostports, and edge module bindings.
 import { z } from 'zod';
-import { TERMINATE_AT, TLS_MIN_VERSIONS } from '../../api/limits.ts';
-import { idRule, RULES } from '../../api/rules.ts';
+import type { IdKind } from '../../api/limits.ts';
+import { idRule } from '../../api/rules.ts';
+import { TCPEdgeCreate, TCPEdgeUpdate } from '../../api/schemas/edges.ts';
 import {
-  type ExportContext,
-  exportEnabled,
-  type ModuleBinding,
-  type Reference,
-  type ResolveRef,
-} from '../runtime/binding.ts';
-import { cel, doc, exactlyOne, localRef, noRepeats, ruled } from './crd-schema.ts';
-
-export const enabled = doc(
-  z.boolean().default(true),
-  'false keeps the module configured but not applied to traffic',
-);
+  BackendModuleIn,
+  HTTPSTLSTerminationModuleIn,
+  MutualTLSModuleIn,
+  TLSTerminationModuleIn,
+} from '../../api/schemas/modules.ts';
+import { type ExportContext, type ModuleBinding, refOrID } from '../runtime/binding.ts';
+import { doc, exactlyOne, immutable, localRef, noRepeats, ruled } from './crd-schema.ts';
+import { kindSpec, moduleOf, type Replacement } from './derive.ts';
 
 export const BACKEND_KINDS = ['TunnelGroupBackend', 'WeightedBackend'] as const;
 export const BackendRef = doc(
@@ -25,28 +22,39 @@ export const BackendRef = doc(
   }),
   'a TunnelGroupBackend or WeightedBackend in the same namespace',
 );
+type BackendRef = z.infer<typeof BackendRef>;
 /** Any backend's id (a weighted backend may also point at an HTTP response backend). */
 export const BackendID = ruled(
   idRule('tunnelGroupBackend', 'weightedBackend', 'httpResponseBackend'),
   'backendID',
 );
-const backendID = doc(BackendID, 'id of a backend managed elsewhere');
 
-export const BackendModule = cel(
-  z.object({ enabled, backendRef: BackendRef.optional(), backendID: backendID.optional() }),
-  exactlyOne('backendRef', 'backendID')[0]!,
-);
-export type BackendModule = z.infer<typeof BackendModule>;
+/** A backend id as a reference to the exported backend (of either kind), else the id. */
+export const backendRefOrID = (x: ExportContext, id: string) => {
+  const r = x.ref(id);
+  return r ? { backendRef: { kind: r.kind, name: r.name } } : { backendID: id };
+};
 
-export const backendRefs = (path: string, m: BackendModule | undefined): Reference[] =>
-  m?.backendRef ? [{ path: `${path}.backendRef`, kind: m.backendRef.kind, name: m.backendRef.name }] : [];
-export const backendBody = (m: BackendModule | undefined, ref: ResolveRef) =>
-  m
-    ? { enabled: m.enabled ?? true, backend_id: m.backendID ?? ref(m.backendRef!.kind, m.backendRef!.name) }
-    : null;
+/** `backend_id` as a reference to a backend object or a backend's id. */
+const backendChoice: Replacement = {
+  crd: {
+    backendRef: BackendRef.optional(),
+    backendID: doc(BackendID, 'id of a backend managed elsewhere').optional(),
+  },
+  rules: [exactlyOne('backendRef', 'backendID')[0]!],
+  toWire: (s, { ref }) =>
+    (s.backendID as string) ?? ref((s.backendRef as BackendRef).kind, (s.backendRef as BackendRef).name),
+  fromWire: (m, x) => backendRefOrID(x, (m.backend as { id: string }).id),
+  references: (s, path) => {
+    const r = s.backendRef as BackendRef | undefined;
+    return r ? [{ path: `${path}.backendRef`, kind: r.kind, name: r.name }] : [];
+  },
+};
+export const backendModule = (description: string) =>
+  moduleOf(BackendModuleIn, description, { backend_id: { replace: backendChoice } });
 
-/** IP policies by name in the namespace and/or by id; at least one in all (policiesRule). */
-export const PolicyChoice = {
+/** IP policies by name in the namespace and/or by id; at least one in all. */
+const policyFields = {
   ipPolicyRefs: doc(
     noRepeats(z.array(localRef('IPPolicy')).max(100), 'name'),
     'IP policies in the same namespace',
@@ -56,23 +64,6 @@ export const PolicyChoice = {
     'ids of IP policies managed elsewhere',
   ).optional(),
 };
-export const policiesRule = (message: string) => ({
-  rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
-  message,
-});
-
-// --- export: remote modules back to spec fields
-
-/** A backend id as a reference to the exported backend (of either kind), else the id. */
-export const backendRefOrID = (x: ExportContext, id: string) => {
-  const r = x.ref(id);
-  return r ? { backendRef: { kind: r.kind, name: r.name } } : { backendID: id };
-};
-export const backendSpec = (
-  m: { enabled: boolean; backend: { id: string } } | null | undefined,
-  x: ExportContext,
-) => (m ? { ...exportEnabled(m), ...backendRefOrID(x, m.backend.id) } : undefined);
-
 /** IP policies as references where exported, ids otherwise; the API's order kept. */
 export function policyRefs(policies: { id: string }[], x: ExportContext) {
   const refs = policies.flatMap((p) => {
@@ -82,54 +73,73 @@ export function policyRefs(policies: { id: string }[], x: ExportContext) {
   const ids = policies.filter((p) => !x.ref(p.id)).map((p) => p.id);
   return { ...(refs.length ? { ipPolicyRefs: refs } : {}), ...(ids.length ? { ipPolicyIDs: ids } : {}) };
 }
-
-export const tlsTerminationSpec = (
-  m: { enabled: boolean; terminate_at?: string | null; min_version?: string | null } | null | undefined,
-  withTerminateAt: boolean,
-) =>
-  m
-    ? {
-        ...exportEnabled(m),
-        // 'edge' is the spec's default
-        ...(withTerminateAt && m.terminate_at && m.terminate_at !== 'edge'
-          ? { terminateAt: m.terminate_at }
-          : {}),
-        ...(m.min_version ? { minVersion: m.min_version } : {}),
-      }
-    : undefined;
-
-const minVersion = doc(
-  z.enum(TLS_MIN_VERSIONS),
-  'minimum TLS version (default: a safe choice of the service)',
-);
-export const HTTPSTLSTermination = z.object({ enabled, minVersion: minVersion.optional() });
-export const TLSTermination = cel(
-  z.object({
-    enabled,
-    terminateAt: doc(z.enum(TERMINATE_AT).default('edge'), 'edge terminates TLS; upstream passes it through'),
-    minVersion: minVersion.optional(),
-  }),
-  {
-    rule: "!(has(self.terminateAt) && self.terminateAt == 'upstream' && has(self.minVersion))",
-    message: 'minVersion must be unset when terminateAt is upstream',
-  },
-);
-export const MutualTLS = z.object({
-  enabled,
-  certificateAuthorityIDs: doc(
-    z
-      .array(ruled(idRule('certificateAuthority'), 'certificateAuthorityIDs'))
-      .min(1)
-      .max(50),
-    'certificate authorities that validate client certificates',
-  ),
+/** `ip_policy_ids` as references to IPPolicy objects and/or ids. */
+export const policyChoice = (message: string): Replacement => ({
+  crd: policyFields,
+  rules: [
+    {
+      rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',
+      message,
+    },
+  ],
+  toWire: (s, { ref }) => [
+    ...((s.ipPolicyRefs as { name: string }[] | undefined) ?? []).map((r) => ref('IPPolicy', r.name)),
+    ...((s.ipPolicyIDs as string[] | undefined) ?? []),
+  ],
+  fromWire: (m, x) => policyRefs(m.ip_policies as { id: string }[], x),
+  references: (s, path) =>
+    ((s.ipPolicyRefs as { name: string }[] | undefined) ?? []).map((r, i) => ({
+      path: `${path}.ipPolicyRefs[${i}]`,
+      kind: 'IPPolicy',
+      name: r.name,
+    })),
 });
 
-/** Hostports of an edge. */
-export const Hostports = doc(
-  z.array(ruled(RULES.hostport, 'hostports')).max(50),
-  'host:port pairs the edge listens on',
+export const httpsTLSTermination = moduleOf(HTTPSTLSTerminationModuleIn, 'TLS termination at the edge');
+export const tlsTermination = moduleOf(
+  TLSTerminationModuleIn,
+  'terminate TLS at the edge, or pass it upstream',
+  { terminate_at: { default: 'edge' } },
 );
+export const mutualTLS = moduleOf(MutualTLSModuleIn, 'require client certificates signed by these CAs', {
+  certificate_authority_ids: { required: true, min: 1, max: 50, refsOut: 'certificate_authorities' },
+});
+
+/** Hostports of an edge (optional), as every edge kind's create body has them. */
+export const Hostports = kindSpec(TCPEdgeCreate, TCPEdgeUpdate, {
+  hostports: { max: 50 },
+  backend: { omit: true },
+}).schema.shape.hostports as z.ZodOptional<z.ZodArray<z.ZodString>>;
+
+/**
+ * An id the API takes, as a reference to an object of `kind` in the namespace or the id of
+ * one managed elsewhere: exactly one, neither swapped after creation.
+ */
+export function refOrIDChoice(
+  kind: string,
+  idKind: IdKind,
+  [refKey, idKey]: [string, string],
+  idOut: (out: Record<string, unknown>) => string,
+  what: string,
+): Replacement {
+  return {
+    crd: {
+      [refKey]: immutable(localRef(kind), refKey).optional(),
+      [idKey]: doc(
+        immutable(ruled(idRule(idKind), idKey), idKey),
+        `id of ${what} managed elsewhere (immutable)`,
+      ).optional(),
+    },
+    rules: exactlyOne(refKey, idKey),
+    toWire: (s, { ref }) =>
+      (s[idKey] as string | undefined) ?? ref(kind, (s[refKey] as { name: string }).name),
+    fromWire: (out, x) => refOrID(x, idOut(out), refKey, idKey),
+    references: (s, path) => {
+      const r = s[refKey] as { name: string } | undefined;
+      return r ? [{ path: `${path}.${refKey}`, kind, name: r.name }] : [];
+    },
+  };
+}
 
 /** A module binding whose PUT/DELETE take the resource id only (edge modules). */
 export function edgeModule<S>(

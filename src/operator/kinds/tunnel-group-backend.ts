@@ -1,19 +1,22 @@
 import { z } from 'zod';
-import type { TunnelGroupBackend as Remote } from '../../api/schemas/backends.ts';
+import {
+  type TunnelGroupBackend as Remote,
+  TunnelGroupBackendCreate,
+  TunnelGroupBackendUpdate,
+} from '../../api/schemas/backends.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
+import { kindSpec } from './derive.ts';
 
-const Spec = z.object({
-  labels: doc(z.record(z.string(), z.string()), 'labels of the tunnels this backend serves (all must match)'),
-});
-type Spec = z.infer<typeof Spec>;
+const fields = kindSpec(TunnelGroupBackendCreate, TunnelGroupBackendUpdate);
+type Spec = { labels: Record<string, string> };
 
 export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<string, string> }>({
   kind: 'TunnelGroupBackend',
   plural: 'tunnelgroupbackends',
   shortNames: ['tgb'],
   description: 'A backend made of the online tunnels whose labels match.',
-  spec: Spec,
+  spec: fields.schema,
   status: z.object({
     tunnels: doc(
       z.array(z.object({ id: z.string(), uri: z.string() })),

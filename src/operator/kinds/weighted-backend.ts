@@ -1,18 +1,15 @@
 import { z } from 'zod';
-import { WEIGHT_MAX, WEIGHT_MIN } from '../../api/limits.ts';
-import type { WeightedBackend as Remote } from '../../api/schemas/backends.ts';
+import { type WeightedBackend as Remote, Weight } from '../../api/schemas/backends.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
+import { crdOf } from './derive.ts';
 import { BackendID, BackendRef, backendRefOrID } from './shared-fields.ts';
 
 const Entry = cel(
   z.object({
     backendRef: BackendRef.optional(),
     backendID: doc(BackendID, 'id of a backend managed elsewhere').optional(),
-    weight: doc(
-      z.number().int().min(WEIGHT_MIN).max(WEIGHT_MAX),
-      `relative weight, ${WEIGHT_MIN}..${WEIGHT_MAX}`,
-    ),
+    weight: crdOf(Weight, 'weight') as z.ZodNumber,
   }),
   {
     rule: 'has(self.backendRef) != has(self.backendID)',
