@@ -7,6 +7,7 @@ import { collect, createClient, type EdgeClient } from '../../src/api/client.ts'
 import type { Emulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import { Informer } from '../../src/operator/runtime/informer.ts';
 import type { Kube, KubeObject } from '../../src/operator/runtime/kube.ts';
 import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
@@ -251,7 +252,9 @@ export const clientFor = (emu: Emulator) =>
  */
 export function readyTracker(kube: Kube, ns: string) {
   const readyAt = new Map<string, number>();
-  let waiters: { n: number; resolve: () => void }[] = [];
+  /** When each object's id annotation (written once the operator is idle) appeared. */
+  const recordedAt = new Map<string, number>();
+  let waiters: { n: number; of: Map<string, number>; resolve: () => void }[] = [];
   const informers = BINDINGS.map((b) => {
     const inf = new Informer({
       kube,
@@ -262,29 +265,36 @@ export function readyTracker(kube: Kube, ns: string) {
     inf.on((type, o) => {
       const k = `${b.kind}/${o.metadata.name}`;
       if (type !== 'delete' && isReady(o) && !readyAt.has(k)) readyAt.set(k, performance.now());
-      for (const w of waiters.filter((w) => readyAt.size >= w.n)) w.resolve();
-      waiters = waiters.filter((w) => readyAt.size < w.n);
+      if (type !== 'delete' && o.metadata.annotations?.[ID_ANNOTATION] && !recordedAt.has(k))
+        recordedAt.set(k, performance.now());
+      for (const w of waiters.filter((w) => w.of.size >= w.n)) w.resolve();
+      waiters = waiters.filter((w) => w.of.size < w.n);
     });
     inf.start();
     return inf;
   });
+  const until = (of: Map<string, number>, what: string, n: number, timeoutMs: number): Promise<void> => {
+    if (of.size >= n) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`only ${of.size} of ${n} ${what}`)), timeoutMs);
+      waiters.push({
+        n,
+        of,
+        resolve: () => {
+          clearTimeout(t);
+          resolve();
+        },
+      });
+    });
+  };
   return {
     readyAt,
+    recordedAt,
     synced: Promise.all(informers.map((i) => i.synced)),
     /** Resolves once n objects have been Ready (or rejects after the timeout). */
-    all(n: number, timeoutMs: number): Promise<void> {
-      if (readyAt.size >= n) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => reject(new Error(`only ${readyAt.size} of ${n} Ready`)), timeoutMs);
-        waiters.push({
-          n,
-          resolve: () => {
-            clearTimeout(t);
-            resolve();
-          },
-        });
-      });
-    },
+    all: (n: number, timeoutMs: number) => until(readyAt, 'Ready', n, timeoutMs),
+    /** Resolves once n objects carry their id annotation. */
+    allRecorded: (n: number, timeoutMs: number) => until(recordedAt, 'with an id annotation', n, timeoutMs),
     stop: () => {
       for (const i of informers) i.stop();
     },

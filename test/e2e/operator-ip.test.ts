@@ -92,7 +92,11 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
     const restriction = await readyObj(X, 'dash');
     expect(policy.status?.id).toMatch(/^ipp_/);
     expect(rule.status).toMatchObject({ ipPolicyID: policy.status?.id, observedGeneration: 1 });
-    expect(rule.metadata.annotations?.[ID_ANNOTATION]).toBe(rule.status?.id);
+    // the id annotation (for restores without status) follows once the operator is idle
+    await waitFor('the id annotation', async () => {
+      const o = await w.kube.get(R, w.ns, 'office');
+      return o.metadata.annotations?.[ID_ANNOTATION] === rule.status?.id;
+    });
     expect(rule.metadata.finalizers).toContain('edge.tunnel.dev/finalizer');
 
     const remote = await w.api.ipPolicyRules.get(rule.status!.id as string);

@@ -160,6 +160,50 @@ export class Engine {
   /** Bumped by forget(): a reconcile that started before must not record its result. */
   private readonly resets = new Map<string, number>();
 
+  /**
+   * Objects whose id is in status but not yet in the id annotation. The annotation is what a
+   * restore without status (Velero's default) finds the remote resource by; a crash needs
+   * neither (the create-pending mark and status.id cover it). So it is written when the
+   * queues are idle (recordIds): a bulk apply's objects go Ready first.
+   */
+  private readonly idsToRecord = new Map<string, string>();
+
+  /** Writes the pending id annotations until `busy()` says work arrived; returns how many. */
+  async recordIds(busy: () => boolean): Promise<number> {
+    let written = 0;
+    for (const [key, id] of [...this.idsToRecord]) {
+      if (busy()) break;
+      const cached = this.opts.get(key);
+      if (
+        !cached ||
+        cached.metadata.deletionTimestamp ||
+        cached.metadata.annotations?.[ID_ANNOTATION] === id
+      ) {
+        this.idsToRecord.delete(key);
+        continue;
+      }
+      // the cache has not seen the status write yet: next round
+      if ((cached.status as Status | undefined)?.id !== id) continue;
+      try {
+        await this.patchMeta(structuredClone(cached), {
+          annotations: { [ID_ANNOTATION]: id, [CREATE_PENDING_ANNOTATION]: null },
+        });
+        this.idsToRecord.delete(key);
+        written++;
+      } catch (err) {
+        // a newer version in flight (409) or the API server away: next round
+        this.opts.log.debug({ object: key, err: (err as Error).message }, 'id annotation not written yet');
+        if (!(err instanceof KubeError)) throw err;
+      }
+    }
+    return written;
+  }
+
+  /** Ids waiting for their annotation. */
+  get idsUnrecorded(): number {
+    return this.idsToRecord.size;
+  }
+
   forget(key: string): void {
     this.lastSync.delete(key);
     this.resets.set(key, (this.resets.get(key) ?? 0) + 1);
@@ -198,6 +242,7 @@ export class Engine {
     this.lastSync.delete(key);
     this.lastRemoteWrite.delete(key);
     this.resets.delete(key);
+    this.idsToRecord.delete(key);
   }
 
   async reconcile(key: string): Promise<Outcome> {
@@ -337,6 +382,8 @@ export class Engine {
       },
       { state: 'ready', reason: 'Synced', message: `${this.binding.kind} ${remote.id} is in sync` },
     );
+    if (obj.metadata.annotations?.[ID_ANNOTATION] !== remote.id) this.idsToRecord.set(key, remote.id);
+    else this.idsToRecord.delete(key);
     this.remember(key, resetsAtStart, {
       at: Date.now(),
       generation: obj.metadata.generation,
@@ -596,7 +643,10 @@ export class Engine {
     return remote;
   }
 
-  /** One API create with the modules inline, then the id recorded (the create-pending mark goes). */
+  /**
+   * One API create with the modules inline. The id goes to status with the Ready condition
+   * (one write); the create-pending mark stays until the id annotation replaces it.
+   */
   private async create(obj: KubeObject, want: Wanted): Promise<Remote> {
     const remote = await this.call(`create ${this.binding.kind}`, () =>
       this.binding.api.create(this.opts.api, {
@@ -606,9 +656,6 @@ export class Engine {
       }),
     );
     this.wrote(obj);
-    await this.patchMeta(obj, {
-      annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
-    });
     return remote;
   }
 

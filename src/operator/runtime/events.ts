@@ -1,12 +1,22 @@
 // Kubernetes Events for what a person running `kubectl describe` wants to see. Repeats
-// of the same event within a window are dropped rather than spamming the API server.
+// of the same event within a window are dropped rather than spamming the API server. As
+// client-go's broadcaster does, Events go out one at a time from a bounded queue: in a bulk
+// apply they trail the objects' own writes instead of competing with them, and past the
+// bound the oldest Normal ones are dropped.
 import type { Logger } from 'pino';
 import type { Kube, KubeObject } from './kube.ts';
 
 const EVENTS = { group: '', version: 'v1', plural: 'events' };
+/** client-go's queue length for its event broadcaster. */
+const QUEUE_MAX = 1000;
+type Pending = { ns: string; type: 'Normal' | 'Warning'; body: Record<string, unknown> };
 
 export class EventRecorder {
   private readonly recent = new Map<string, number>();
+  private readonly pending: Pending[] = [];
+  private sending = false;
+  /** Events dropped because the queue was full. */
+  dropped = 0;
   private readonly kube: Pick<Kube, 'create'>;
   private readonly log: Logger;
   private readonly instance: string;
@@ -41,8 +51,10 @@ export class EventRecorder {
     this.onRecord?.(reason);
     const ts = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
     const ns = obj.metadata.namespace ?? 'default';
-    void this.kube
-      .create(EVENTS, ns, {
+    this.enqueue({
+      ns,
+      type,
+      body: {
         metadata: { generateName: `${obj.metadata.name}.`, namespace: ns },
         involvedObject: {
           apiVersion: obj.apiVersion,
@@ -61,7 +73,38 @@ export class EventRecorder {
         firstTimestamp: ts,
         lastTimestamp: ts,
         count: 1,
-      })
-      .catch((err: Error) => this.log.debug({ err: err.message }, 'could not record event'));
+      },
+    });
+  }
+
+  private enqueue(e: Pending): void {
+    this.pending.push(e);
+    if (this.pending.length > QUEUE_MAX) {
+      const i = this.pending.findIndex((p) => p.type === 'Normal');
+      this.pending.splice(i === -1 ? 0 : i, 1);
+      if (this.dropped++ % 100 === 0)
+        this.log.warn(
+          { dropped: this.dropped },
+          'events are coming faster than the API server takes them; dropping',
+        );
+    }
+    if (!this.sending) void this.send();
+  }
+
+  private async send(): Promise<void> {
+    this.sending = true;
+    try {
+      for (let e = this.pending.shift(); e; e = this.pending.shift())
+        await this.kube
+          .create(EVENTS, e.ns, e.body)
+          .catch((err: Error) => this.log.debug({ err: err.message }, 'could not record event'));
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  /** Events waiting to be sent. */
+  get backlog(): number {
+    return this.pending.length;
   }
 }

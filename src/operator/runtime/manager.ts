@@ -58,6 +58,9 @@ interface Controller {
   observer: Observer;
 }
 
+/** How often the manager looks for a quiet moment (idle work: id annotations). */
+const IDLE_CHECK_MS = 1000;
+
 export class Manager {
   private readonly opts: ManagerOptions;
   readonly controllers = new Map<string, Controller>();
@@ -259,7 +262,46 @@ export class Manager {
       this.workers.push(this.work(c, all, true));
       void all.then(() => this.observeLoop(c));
     }
+    void all.then(() => this.idleLoop());
     this.started = true;
+  }
+
+  /** Nothing queued and nothing in flight, in any kind. */
+  private busy = (): boolean =>
+    [...this.controllers.values()].some((c) => c.queue.length > 0 || c.queue.inFlight > 0);
+
+  /**
+   * Work that may wait for a quiet moment: ids go from status to their annotation once no
+   * kind has anything queued (see Engine.recordIds), checked every second.
+   */
+  private async idleLoop(): Promise<void> {
+    while (!this.stopping) {
+      await this.sleep(IDLE_CHECK_MS);
+      if (this.stopping) return;
+      if (this.busy()) continue;
+      for (const c of this.controllers.values()) {
+        if (this.stopping || this.busy()) break;
+        await c.engine
+          .recordIds(() => this.stopping || this.busy())
+          .catch((err: Error) =>
+            this.opts.log.warn({ err: err.message }, 'recording ids failed; will retry'),
+          );
+      }
+    }
+  }
+
+  /** A timer that stop() cuts short. */
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(t);
+        this.stopTimers.delete(wake);
+        resolve();
+      };
+      const t = setTimeout(wake, ms);
+      t.unref();
+      this.stopTimers.add(wake);
+    });
   }
 
   private count(c: Controller): number {
@@ -274,16 +316,7 @@ export class Manager {
   private async observeLoop(c: Controller): Promise<void> {
     const jitter = () => Math.round(this.opts.resyncMs * (0.85 + Math.random() * 0.3));
     while (!this.stopping) {
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(t);
-          this.stopTimers.delete(wake);
-          resolve();
-        };
-        const t = setTimeout(wake, jitter());
-        t.unref();
-        this.stopTimers.add(wake);
-      });
+      await this.sleep(jitter());
       if (this.stopping) return;
       if (!this.count(c)) continue;
       await c.observer.refresh();
