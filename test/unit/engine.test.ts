@@ -237,6 +237,37 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(w.emu.store.all('ipPolicies')).toHaveLength(1);
   });
 
+  it('restored from a backup without status (a new uid, the mark older than the object): found by its name; a new object of the same name is not', async () => {
+    w = await engineWorld();
+    const marker = (uid: string) =>
+      JSON.stringify({
+        'edge.tunnel.dev/owner': { cluster: 'cluster-under-test', uid, object: 'IPPolicy/team/corp' },
+        metadata: '',
+      });
+    // the resource the object had before the backup was restored
+    const before = await w.api.ipPolicies.create({ metadata: marker('uid-before-restore') });
+    const mark = (at: string) => ({ 'edge.tunnel.dev/create-pending': at });
+    w.apply('IPPolicy', 'corp', {}, mark('2026-01-01T00:00:00.000Z'));
+    w.calls();
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.calls()['ipPolicies.create 201']).toBeUndefined();
+    expect(idOf('IPPolicy', 'corp')).toBe(before.id);
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(1);
+    // the marker now names the restored object
+    const uid = w.get('IPPolicy', 'corp')!.metadata.uid!;
+    expect(JSON.parse((await w.api.ipPolicies.get(before.id)).metadata!)['edge.tunnel.dev/owner'].uid).toBe(
+      uid,
+    );
+
+    // a mark written after the object was created is this operator's own: only the uid counts
+    w.apply('IPPolicy', 'other', {}, mark(new Date(Date.now() + 60_000).toISOString()));
+    await w.api.ipPolicies.create({
+      metadata: marker('uid-of-a-deleted-object').replace('IPPolicy/team/corp', 'IPPolicy/team/other'),
+    });
+    await w.reconcile('IPPolicy', 'other');
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(3);
+  });
+
   it('modules: a module added is PUT, a module dropped from the spec is DELETEd', async () => {
     w = await engineWorld();
     w.apply('HTTPSEdge', 'app', EDGE);

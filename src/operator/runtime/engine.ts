@@ -806,13 +806,25 @@ export class Engine {
     return walk(first, [`${this.binding.kind} ${obj.metadata.name}`]);
   }
 
+  /**
+   * The remote resource this object created, by its owner marker: by uid after a crash; by
+   * kind/namespace/name too when the object was restored from a backup without status (a new
+   * uid, and the create-pending mark older than the object itself). An object whose mark this
+   * process wrote never takes a resource of an earlier object of the same name (Retain).
+   */
   private async findOwned(obj: KubeObject, desired: Record<string, unknown>) {
+    const mark = Date.parse(obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION] ?? '');
+    const restored = mark < Date.parse(obj.metadata.creationTimestamp ?? '');
+    const { object } = this.owner(obj);
     return this.call(`list ${this.binding.kind} (recovery)`, async () => {
+      let byName: { id: string } | undefined;
       for await (const r of this.binding.api.list(this.opts.api, desired)) {
         const o = decodeMetadata((r as { metadata?: string }).metadata).owner;
-        if (o && o.cluster === this.opts.clusterId && o.uid === obj.metadata.uid) return r as { id: string };
+        if (!o || o.cluster !== this.opts.clusterId) continue;
+        if (o.uid === obj.metadata.uid) return r as { id: string };
+        if (restored && o.object === object) byName ??= r as { id: string };
       }
-      return undefined;
+      return byName;
     });
   }
 
