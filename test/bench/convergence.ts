@@ -118,6 +118,12 @@ try {
     await loopTracker.synced;
     const t1 = performance.now();
     let events: Promise<unknown> = Promise.resolve();
+    const resolvePolicy = new Map<string, (id: string) => void>();
+    const policyIds = new Map(
+      loopObjs
+        .filter((o) => o.kind === 'IPPolicy')
+        .map((o) => [o.metadata.name, new Promise<string>((r) => resolvePolicy.set(o.metadata.name, r))]),
+    );
     await createAll(w.kube, loopObjs, 16);
     await pool(loopObjs, CONCURRENCY, async (o) => {
       const r = res(pluralOf(o.kind!));
@@ -128,7 +134,19 @@ try {
           ...(sameWrites ? { annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString() } } : {}),
         },
       });
-      const created = await api.ipPolicies.create({ metadata: `${o.kind}/${name}` });
+      // the API's own dependency: a rule is created with its policy's id (other kinds stand in
+      // as IP policies: one create each, as the operator makes)
+      const policy = (o.spec as { ipPolicyRef?: { name: string } } | undefined)?.ipPolicyRef?.name;
+      const created =
+        o.kind === 'IPPolicyRule' && policy && policyIds.has(policy)
+          ? await api.ipPolicyRules.create({
+              ip_policy_id: await policyIds.get(policy)!,
+              cidr: (o.spec as { cidr: string }).cidr,
+              action: 'allow',
+              metadata: `${o.kind}/${name}`,
+            })
+          : await api.ipPolicies.create({ metadata: `${o.kind}/${name}` });
+      if (o.kind === 'IPPolicy') resolvePolicy.get(name)!(created.id);
       // Events one at a time, as the operator sends them
       if (sameWrites)
         events = events
