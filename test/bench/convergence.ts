@@ -51,7 +51,9 @@ try {
   ]);
   // started, informers synced, nothing to manage yet
   await new Promise((r) => setTimeout(r, 3000));
-  const rssAtStart = (await metrics(op.metricsUrl)).get('process_resident_memory_bytes') ?? 0;
+  const m0 = await metrics(op.metricsUrl);
+  const rssAtStart = m0.get('process_resident_memory_bytes') ?? 0;
+  const cpuAtStart = m0.get('process_cpu_seconds_total') ?? 0;
   const objectsFor = values.objects === 'policy-rule' ? policiesWithRules : mixedObjects;
   const objs = objectsFor(N, w.ns);
   const tracker = readyTracker(w.kube, w.ns);
@@ -75,6 +77,12 @@ try {
     if (m) byOperation[m[1]!] = (byOperation[m[1]!] ?? 0) + v;
   }
   const apiCalls = Object.values(byOperation).reduce((a, b) => a + b, 0);
+  // how the reconciles ended, per kind (a requeue or an error is time spent twice)
+  const reconciles: Record<string, number> = {};
+  for (const [k, v] of atReady) {
+    const m = /^controller_runtime_reconcile_total\{controller="([^"]+)",result="([^"]+)"\}$/.exec(k);
+    if (m && v) reconciles[`${m[1]} ${m[2]}`] = v;
+  }
   // writes to the objects themselves: Events are counted apart
   const objectWrites = (m: Map<string, number>) => kubeWrites(m).objects;
   const apiTime = sumMetric(m1, 'edge_api_request_duration_seconds_sum') / N;
@@ -206,6 +214,10 @@ try {
     api_calls_per_object: Number((apiCalls / N).toFixed(2)),
     api_calls_by_operation: byOperation,
     kube_writes_per_object: Number((objectWrites(m1) / N).toFixed(2)),
+    reconciles_until_ready: reconciles,
+    operator_cpu_seconds_until_ready: Number(
+      ((atReady.get('process_cpu_seconds_total') ?? 0) - cpuAtStart).toFixed(1),
+    ),
     kube_writes_per_object_until_ready: Number((objectWrites(atReady) / N).toFixed(2)),
     id_annotations_done_seconds: Number((recordedMs / 1000).toFixed(1)),
     idle: {

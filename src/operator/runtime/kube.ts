@@ -1,9 +1,10 @@
 // A small Kubernetes REST client over undici: the kubeconfig (kubeconfig.ts) says where
 // and how to authenticate; we send the requests ourselves so that patch content types,
-// subresources, watches and their failure modes are ours to control.
+// subresources, watches and their failure modes are ours to control. undici's `request`,
+// not its `fetch`: no WHATWG streams on the hot path (fetch cost the operator a fifth of
+// its CPU in a bulk apply).
 import { createInterface } from 'node:readline';
-import { Readable } from 'node:stream';
-import { fetch } from 'undici';
+import { request } from 'undici';
 import type { KubeTarget } from './kubeconfig.ts';
 
 export { loadKubeConfig } from './kubeconfig.ts';
@@ -104,8 +105,8 @@ export class Kube {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
-    const res = await fetch(url, {
-      method,
+    const res = await request(url, {
+      method: method as 'GET',
       headers: {
         ...(await this.target.headers()),
         accept: opts.accept ?? 'application/json',
@@ -115,9 +116,9 @@ export class Kube {
       dispatcher: await this.target.dispatcher(),
       signal: opts.signal ?? AbortSignal.timeout(30_000),
     });
-    const text = await res.text();
-    this.onRequest?.(method, res.status);
-    if (!res.ok) {
+    const text = await res.body.text();
+    this.onRequest?.(method, res.statusCode);
+    if (res.statusCode < 200 || res.statusCode > 299) {
       let msg = text;
       let reason: string | undefined;
       try {
@@ -125,7 +126,7 @@ export class Kube {
         msg = s.message ?? text;
         reason = s.reason;
       } catch {}
-      throw new KubeError(res.status, `${method} ${path}: ${res.status} ${msg}`, reason);
+      throw new KubeError(res.statusCode, `${method} ${path}: ${res.statusCode} ${msg}`, reason);
     }
     return (text ? JSON.parse(text) : undefined) as T;
   }
@@ -201,17 +202,22 @@ export class Kube {
     let lines: ReturnType<typeof createInterface> | undefined;
     try {
       poke();
-      const res = await fetch(url, {
+      const res = await request(url, {
         headers: { ...(await this.target.headers()), ...(opts.accept ? { accept: opts.accept } : {}) },
         dispatcher: await this.target.dispatcher(),
         signal: local.signal,
+        // a watch is quiet for as long as nothing changes: the idle watchdog above decides
+        bodyTimeout: 0,
       });
-      this.onRequest?.('WATCH', res.status);
-      if (res.status !== 200 || !res.body) {
-        throw new KubeError(res.status, `watch ${url.pathname}: ${res.status} ${await res.text()}`);
+      this.onRequest?.('WATCH', res.statusCode);
+      if (res.statusCode !== 200) {
+        throw new KubeError(
+          res.statusCode,
+          `watch ${url.pathname}: ${res.statusCode} ${await res.body.text()}`,
+        );
       }
       opts.onOpen?.();
-      const body = Readable.fromWeb(res.body as never);
+      const body = res.body;
       lines = createInterface({ input: body, crlfDelay: Infinity });
       // Aborting below errors the stream after the loop is gone: without listeners that
       // 'error' would be unhandled and end the process.
@@ -235,7 +241,25 @@ export class Kube {
 export const isTransient = (e: unknown) =>
   e instanceof KubeError
     ? e.status >= 500 || e.status === 429
-    : e instanceof TypeError || (e as Error)?.name === 'TimeoutError';
+    : (e as Error)?.name === 'TimeoutError' ||
+      NETWORK_CODES.has((e as { code?: string })?.code ?? '') ||
+      NETWORK_CODES.has((e as { cause?: { code?: string } })?.cause?.code ?? '');
+/** The socket's and undici's codes for a server that is not (yet) there or went away. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 
 /**
  * Retries a start-up call while the API server is unreachable or overloaded (a restart, a

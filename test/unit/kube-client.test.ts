@@ -1,0 +1,56 @@
+// The Kubernetes client against a real HTTP server on loopback: what a user notices is that
+// the operator waits out an API server restart at start-up instead of exiting, and reads
+// the API server's own error message.
+import { createServer, type RequestListener, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isTransient, Kube, KubeError } from '../../src/operator/runtime/kube.ts';
+
+let server: Server | undefined;
+afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
+
+const kubeAt = (port: number) =>
+  new Kube({
+    server: `http://127.0.0.1:${port}`,
+    context: 'test',
+    headers: async () => ({}),
+    dispatcher: async () => new Agent(),
+  });
+const listen = (handler: RequestListener) =>
+  new Promise<number>((resolve) => {
+    server = createServer(handler).listen(0, '127.0.0.1', () =>
+      resolve((server!.address() as AddressInfo).port),
+    );
+  });
+
+describe('kube client errors', () => {
+  it('a refused connection (the API server restarting) is transient', async () => {
+    const port = await listen(() => {});
+    await new Promise<void>((r) => server!.close(() => r()));
+    server = undefined;
+    const err = await kubeAt(port)
+      .get({ group: '', version: 'v1', plural: 'secrets' }, 'ns', 'x')
+      .catch((e: unknown) => e);
+    expect(isTransient(err)).toBe(true);
+  });
+
+  it('a 503 is transient, a 404 is an answer with the server message', async () => {
+    let status = 503;
+    const port = await listen((_req, res) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ kind: 'Status', message: 'secrets "x" not found', reason: 'NotFound' }));
+    });
+    const get = () =>
+      kubeAt(port)
+        .get({ group: '', version: 'v1', plural: 'secrets' }, 'ns', 'x')
+        .catch((e: unknown) => e as KubeError);
+    expect(isTransient(await get())).toBe(true);
+    status = 404;
+    const e = await get();
+    expect(e).toBeInstanceOf(KubeError);
+    expect(isTransient(e)).toBe(false);
+    expect(e.message).toContain('secrets "x" not found');
+    expect(e.reason).toBe('NotFound');
+  });
+});
