@@ -199,11 +199,6 @@ export class Engine {
     return written;
   }
 
-  /** Ids waiting for their annotation. */
-  get idsUnrecorded(): number {
-    return this.idsToRecord.size;
-  }
-
   forget(key: string): void {
     this.lastSync.delete(key);
     this.resets.set(key, (this.resets.get(key) ?? 0) + 1);

@@ -16,7 +16,7 @@ export class EventRecorder {
   private readonly pending: Pending[] = [];
   private sending = false;
   /** Events dropped because the queue was full. */
-  dropped = 0;
+  private dropped = 0;
   private readonly kube: Pick<Kube, 'create'>;
   private readonly log: Logger;
   private readonly instance: string;
@@ -101,10 +101,5 @@ export class EventRecorder {
     } finally {
       this.sending = false;
     }
-  }
-
-  /** Events waiting to be sent. */
-  get backlog(): number {
-    return this.pending.length;
   }
 }
