@@ -1,9 +1,11 @@
 // Convergence, API economy, idle cost, latency and memory of the operator against the local
 // control plane and the emulator, compared with a plain loop doing the minimal work per
-// object (one API create, the finalizer patch, the status patch) at the same concurrency.
+// object (the same API create, after the objects it references, the finalizer patch, the
+// status patch) at the same concurrency.
 // Usage: npm run bench:convergence -- --n 1000 [--idle-seconds 60] [--resync 20s]
 import { parseArgs } from 'node:util';
 import { CREATE_PENDING_ANNOTATION, FINALIZER } from '../../src/operator/kinds/crd-schema.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { imageEnv, imageNodeArgs } from '../support/operator.ts';
 import {
   clientFor,
@@ -59,11 +61,13 @@ try {
     await loopTracker.synced;
     const t1 = performance.now();
     let events: Promise<unknown> = Promise.resolve();
-    const resolvePolicy = new Map<string, (id: string) => void>();
-    const policyIds = new Map(
-      loopObjs
-        .filter((o) => o.kind === 'IPPolicy')
-        .map((o) => [o.metadata.name, new Promise<string>((r) => resolvePolicy.set(o.metadata.name, r))]),
+    // every object's remote id, for the objects that reference it
+    const resolveId = new Map<string, (id: string) => void>();
+    const ids = new Map(
+      loopObjs.map((o) => {
+        const k = `${o.kind}/${o.metadata.name}`;
+        return [k, new Promise<string>((r) => resolveId.set(k, r))];
+      }),
     );
     await createAll(w.kube, loopObjs, 16);
     await pool(loopObjs, CONCURRENCY, async (o) => {
@@ -75,19 +79,29 @@ try {
           ...(sameWrites ? { annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString() } } : {}),
         },
       });
-      // the API's own dependency: a rule is created with its policy's id (other kinds stand in
-      // as IP policies: one create each, as the operator makes)
-      const policy = (o.spec as { ipPolicyRef?: { name: string } } | undefined)?.ipPolicyRef?.name;
-      const created =
-        o.kind === 'IPPolicyRule' && policy && policyIds.has(policy)
-          ? await api.ipPolicyRules.create({
-              ip_policy_id: await policyIds.get(policy)!,
-              cidr: (o.spec as { cidr: string }).cidr,
-              action: 'allow',
-              metadata: `${o.kind}/${name}`,
-            })
-          : await api.ipPolicies.create({ metadata: `${o.kind}/${name}` });
-      if (o.kind === 'IPPolicy') resolvePolicy.get(name)!(created.id);
+      // the operator's API work: the create body its binding makes (modules inline), after
+      // the objects it references have their ids, as the API requires
+      const b = BINDINGS.find((x) => x.kind === o.kind)!;
+      const spec = o.spec ?? {};
+      const refIds = new Map(
+        await Promise.all(
+          (b.references?.(spec) ?? []).map(
+            async (r) => [`${r.kind}/${r.name}`, await ids.get(`${r.kind}/${r.name}`)!] as const,
+          ),
+        ),
+      );
+      const ref = (kind: string, refName: string) => refIds.get(`${kind}/${refName}`)!;
+      const modules = Object.fromEntries(
+        (b.modules ?? [])
+          .map((m) => [m.name, m.desired(spec, ref, () => '')] as const)
+          .filter(([, body]) => body),
+      );
+      const created = await b.api.create(api, {
+        ...b.desired(spec, ref),
+        ...modules,
+        metadata: `${o.kind}/${name}`,
+      } as never);
+      resolveId.get(`${o.kind}/${name}`)!(created.id);
       // Events one at a time, as the operator sends them
       if (sameWrites)
         events = events
