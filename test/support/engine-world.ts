@@ -35,7 +35,11 @@ export interface EngineWorld {
   get(kind: string, name: string): KubeObject | undefined;
   reconcile(kind: string, name: string): Promise<Outcome>;
   /** The kind's idle work (id annotations), as the manager runs it when no queue has work. */
-  recordIds(kind: string, busy?: () => boolean): Promise<number>;
+  recordIds(
+    kind: string,
+    busy?: () => boolean,
+    opts?: { olderThanMs?: number; max?: number },
+  ): Promise<number>;
   /** A bulk observation of every kind now (as at each resync period). */
   observe(kind?: string): Promise<void>;
   /** Reconciles every object until none has work left (references resolve in order). */
@@ -129,7 +133,7 @@ export async function engineWorld(
     },
     get: (kind, name) => kube.get(pluralOf(kind), NS, name),
     reconcile: (kind, name) => engines.get(kind)!.reconcile(`${NS}/${name}`),
-    recordIds: (kind, busy = () => false) => engines.get(kind)!.recordIds(busy),
+    recordIds: (kind, busy = () => false, opts = {}) => engines.get(kind)!.recordIds(busy, opts),
     async observe(kind) {
       for (const [k, o] of observers) if (!kind || k === kind) await o.refresh();
     },

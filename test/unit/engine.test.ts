@@ -104,8 +104,10 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     // until then the create-pending mark stands: a crash is recovered from status.id
     expect(Object.keys(o.metadata.annotations ?? {})).toEqual(['edge.tunnel.dev/create-pending']);
 
-    // work arriving stops it; an idle moment writes it, once
+    // work arriving stops it; while busy, only one that waited a resync period goes
     expect(await w.recordIds('IPPolicy', () => true)).toBe(0);
+    expect(await w.recordIds('IPPolicy', () => false, { olderThanMs: 60_000 })).toBe(0);
+    // an idle moment writes it, once
     expect(await w.recordIds('IPPolicy')).toBe(1);
     o = w.get('IPPolicy', 'corp')!;
     expect(o.metadata.annotations).toEqual({ 'edge.tunnel.dev/id': id });
@@ -116,6 +118,22 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     await w.reconcile('IPPolicy', 'corp');
     expect(w.calls()).toEqual({});
     expect(w.kube.writes).toBe(3);
+  });
+
+  it('id annotations overdue by a resync period are written even while busy, a few at a time', async () => {
+    w = await engineWorld();
+    for (const name of ['a', 'b', 'c']) {
+      w.apply('IPPolicy', name, {});
+      await w.reconcile('IPPolicy', name);
+    }
+    // the manager's busy path: only overdue ones (all are, with 0), at most `max` per check
+    expect(await w.recordIds('IPPolicy', () => true, { olderThanMs: 0, max: 2 })).toBe(0);
+    expect(await w.recordIds('IPPolicy', () => false, { olderThanMs: 0, max: 2 })).toBe(2);
+    expect(await w.recordIds('IPPolicy')).toBe(1);
+    for (const name of ['a', 'b', 'c'])
+      expect(w.get('IPPolicy', name)!.metadata.annotations?.['edge.tunnel.dev/id']).toBe(
+        idOf('IPPolicy', name),
+      );
   });
 
   it('adopt: an existing resource named by annotation is updated to the spec and marked, not created', async () => {

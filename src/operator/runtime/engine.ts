@@ -164,15 +164,22 @@ export class Engine {
    * Objects whose id is in status but not yet in the id annotation. The annotation is what a
    * restore without status (Velero's default) finds the remote resource by; a crash needs
    * neither (the create-pending mark and status.id cover it). So it is written when the
-   * queues are idle (recordIds): a bulk apply's objects go Ready first.
+   * queues are idle (recordIds): a bulk apply's objects go Ready first. Each with the time
+   * its id reached status.
    */
-  private readonly idsToRecord = new Map<string, string>();
+  private readonly idsToRecord = new Map<string, { id: string; since: number }>();
 
-  /** Writes the pending id annotations until `busy()` says work arrived; returns how many. */
-  async recordIds(busy: () => boolean): Promise<number> {
+  /**
+   * Writes the pending id annotations until `busy()` says work arrived; returns how many.
+   * `olderThanMs`: only those waiting at least that long (an operator that is never idle
+   * still writes them, a few at a time).
+   */
+  async recordIds(busy: () => boolean, opts: { olderThanMs?: number; max?: number } = {}): Promise<number> {
     let written = 0;
-    for (const [key, id] of [...this.idsToRecord]) {
-      if (busy()) break;
+    const now = Date.now();
+    for (const [key, { id, since }] of [...this.idsToRecord]) {
+      if (busy() || written >= (opts.max ?? Infinity)) break;
+      if (opts.olderThanMs !== undefined && now - since < opts.olderThanMs) continue;
       const cached = this.opts.get(key);
       if (
         !cached ||
@@ -377,8 +384,9 @@ export class Engine {
       },
       { state: 'ready', reason: 'Synced', message: `${this.binding.kind} ${remote.id} is in sync` },
     );
-    if (obj.metadata.annotations?.[ID_ANNOTATION] !== remote.id) this.idsToRecord.set(key, remote.id);
-    else this.idsToRecord.delete(key);
+    if (obj.metadata.annotations?.[ID_ANNOTATION] === remote.id) this.idsToRecord.delete(key);
+    else if (this.idsToRecord.get(key)?.id !== remote.id)
+      this.idsToRecord.set(key, { id: remote.id, since: Date.now() });
     this.remember(key, resetsAtStart, {
       at: Date.now(),
       generation: obj.metadata.generation,

@@ -60,6 +60,8 @@ interface Controller {
 
 /** How often the manager looks for a quiet moment (idle work: id annotations). */
 const IDLE_CHECK_MS = 1000;
+/** Overdue id annotations written per kind and check while the operator is busy. */
+const OVERDUE_PER_CHECK = 5;
 
 export class Manager {
   private readonly opts: ManagerOptions;
@@ -272,13 +274,22 @@ export class Manager {
 
   /**
    * Work that may wait for a quiet moment: ids go from status to their annotation once no
-   * kind has anything queued (see Engine.recordIds), checked every second.
+   * kind has anything queued (see Engine.recordIds), checked every second; one that has
+   * waited a resync period goes even when the operator is busy, a few a second.
    */
   private async idleLoop(): Promise<void> {
     while (!this.stopping) {
       await this.sleep(IDLE_CHECK_MS);
       if (this.stopping) return;
-      if (this.busy()) continue;
+      if (this.busy()) {
+        for (const c of this.controllers.values())
+          await c.engine
+            .recordIds(() => this.stopping, { olderThanMs: this.opts.resyncMs, max: OVERDUE_PER_CHECK })
+            .catch((err: Error) =>
+              this.opts.log.warn({ err: err.message }, 'recording ids failed; will retry'),
+            );
+        continue;
+      }
       for (const c of this.controllers.values()) {
         if (this.stopping || this.busy()) break;
         await c.engine
