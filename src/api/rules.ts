@@ -26,8 +26,6 @@ export function isCidr(value: string): boolean {
  */
 export const HOSTPORT_PATTERN =
   '^(\\*\\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*:([1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])$';
-const hostport = new RegExp(HOSTPORT_PATTERN);
-export const isHostport = (value: string): boolean => hostport.test(value);
 
 /** An HTTP header name (RFC 9110 token). */
 export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";

@@ -7,12 +7,13 @@
 import { z } from 'zod';
 import type { CrossRule } from '../../api/rules.ts';
 import { tagOf } from '../../api/schemas/common.ts';
-import type {
-  ExportContext,
-  Reference,
-  ResolveRef,
-  ResolveSecret,
-  SecretReference,
+import {
+  type ExportContext,
+  exportEnabled,
+  type Reference,
+  type ResolveRef,
+  type ResolveSecret,
+  type SecretReference,
 } from '../runtime/binding.ts';
 import { cel, doc, immutable, ruled } from './crd-schema.ts';
 
@@ -73,7 +74,7 @@ export interface Replacement {
   references?(spec: Obj, path: string): Reference[];
 }
 
-export const SecretKeyRef = doc(
+const SecretKeyRef = doc(
   z.object({
     name: doc(z.string().min(1).max(253), 'name of the Secret'),
     key: doc(z.string().min(1).max(253), 'key in its data'),
@@ -288,7 +289,7 @@ export function derive(wire: z.ZodObject, plan: Plan = {}): Derived {
       let v = f.refsOut ? (o[f.refsOut] as { id: string }[] | undefined)?.map((r) => r.id) : o[k];
       if (v === undefined || v === null) continue;
       if (k === 'enabled') {
-        if (v === false) out.enabled = false;
+        Object.assign(out, exportEnabled({ enabled: v as boolean }));
         continue;
       }
       if (f.secret) v = v === '' ? undefined : x.secret(f.secret, v as string);

@@ -14,7 +14,7 @@ import { type ExportContext, type ModuleBinding, refOrID } from '../runtime/bind
 import { doc, exactlyOne, immutable, localRef, noRepeats, ruled } from './crd-schema.ts';
 import { kindSpec, moduleOf, type Replacement } from './derive.ts';
 
-export const BACKEND_KINDS = ['TunnelGroupBackend', 'WeightedBackend'] as const;
+const BACKEND_KINDS = ['TunnelGroupBackend', 'WeightedBackend'] as const;
 export const BackendRef = doc(
   z.object({
     kind: doc(z.enum(BACKEND_KINDS), 'the kind of the backend object'),
@@ -65,7 +65,7 @@ const policyFields = {
   ).optional(),
 };
 /** IP policies as references where exported, ids otherwise; the API's order kept. */
-export function policyRefs(policies: { id: string }[], x: ExportContext) {
+function policyRefs(policies: { id: string }[], x: ExportContext) {
   const refs = policies.flatMap((p) => {
     const r = x.ref(p.id);
     return r ? [{ name: r.name }] : [];
