@@ -5,6 +5,8 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm ci's postinstall (brings its own Node only where the running one is too old: not here)
+COPY scripts/ensure-node.mjs ./scripts/
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY .nvmrc ./
 COPY scripts/bundle.ts ./scripts/

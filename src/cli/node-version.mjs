@@ -4,7 +4,7 @@
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 19)) {
   process.stderr.write(
-    `edge-operator needs Node 22.19 or newer (Node 24 LTS recommended); this is Node ${process.versions.node}. Install Node 24 (for example: npm install --prefix ~/.node24 node@24, then put ~/.node24/node_modules/node/bin first on PATH) and run the command again.\n`,
+    `edge-operator needs Node 22.19 or newer (Node 24 LTS recommended); this is Node ${process.versions.node}. Run \`npm ci\` (without --ignore-scripts): it brings the project's own Node 24 for npm's scripts. Or install Node 24 and run the command again.\n`,
   );
   process.exit(1);
 }

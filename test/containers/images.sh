@@ -36,9 +36,13 @@ base() {
     # the mirror apt already uses (deb822 URIs: lines or one-line deb entries, not comments)
     mirror=$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list 2>/dev/null |
       grep -E '^(URIs:|deb )' | grep -oE 'https?://[^ ]+/debian/?( |$)' | head -1 | tr -d ' ' || true)
+    if [ -z "$mirror" ]; then
+      echo "images.sh: apt has no Debian mirror configured (no .../debian URI in /etc/apt/sources.list or sources.list.d): add the machine's mirror there, or make node:$major-slim available to docker" >&2
+      exit 1
+    fi
     tmp=$(mktemp -d)
-    say "debootstrap --variant=minbase bookworm from ${mirror:-http://deb.debian.org/debian} (about a minute)"
-    debootstrap --variant=minbase bookworm "$tmp/rootfs" "${mirror:-http://deb.debian.org/debian}" >"$cache/images/debootstrap.log" 2>&1
+    say "debootstrap --variant=minbase bookworm from $mirror, apt's own mirror (about a minute)"
+    debootstrap --variant=minbase bookworm "$tmp/rootfs" "$mirror" >"$cache/images/debootstrap.log" 2>&1
     rm -rf "$tmp/rootfs"/var/cache/apt/archives/*.deb "$tmp/rootfs"/var/lib/apt/lists/*
     tar -C "$tmp/rootfs" -c . >"$rootfs.tmp" && mv "$rootfs.tmp" "$rootfs"
     rm -rf "$tmp"

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { KubeError } from '../../src/operator/runtime/kube.ts';
 import { applyExamples, type EngineWorld, engineWorld } from '../support/engine-world.ts';
 
 let w: EngineWorld;
@@ -413,5 +414,26 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(w.get('IPPolicy', 'kept')).toBeUndefined();
     expect(w.emu.store.all('ipPolicies').map((p) => p.id)).toEqual([kept]);
     expect(reasons()).toEqual(expect.arrayContaining(['Deleted', 'Retained']));
+  });
+
+  it('delete: a finalizer patch that meets a newer version is retried without a second DELETE of the resource', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'gone', {});
+    await w.converge();
+    w.kube.delete('ippolicies', 'team', 'gone');
+    // someone else writes the object between the API DELETE and the finalizer's removal
+    const patch = w.kube.patch.bind(w.kube);
+    let conflicts = 1;
+    w.kube.patch = (async (...args: Parameters<typeof patch>) => {
+      if (conflicts-- > 0) throw new KubeError(409, 'the object has been modified', 'Conflict');
+      return patch(...args);
+    }) as typeof patch;
+    w.calls();
+    expect(await w.reconcile('IPPolicy', 'gone')).toEqual({ retry: true });
+    expect(w.get('IPPolicy', 'gone')).toBeDefined();
+    await w.reconcile('IPPolicy', 'gone');
+    expect(w.get('IPPolicy', 'gone')).toBeUndefined();
+    expect(w.calls()).toEqual({ 'ipPolicies.delete 204': 1 });
+    expect(reasons().filter((r) => r === 'Deleted')).toHaveLength(1);
   });
 });

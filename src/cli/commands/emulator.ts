@@ -52,6 +52,12 @@ export function emulatorCommand(): Command {
     )
     .option('--agents <file>', 'YAML or JSON file of simulated agents ({agents: [...]})')
     .option('--faults <json>', 'fault injection as JSON, e.g. {"errorRate":0.2,"seed":7}')
+    .addOption(
+      new Option(
+        '--rate-limit <n>',
+        'requests any one account (API key owner) may make in 60 seconds; 429 with Retry-After beyond (default: no limit)',
+      ).env('EDGE_EMULATOR_RATE_LIMIT'),
+    )
     .option('--log', 'log every request (JSON)')
     .action(async (o) => {
       // loaded when used: the operator and the other commands do not carry the server's code
@@ -61,7 +67,7 @@ export function emulatorCommand(): Command {
       if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
         throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);
       const rateLimit = o.rateLimit === undefined ? undefined : Number(o.rateLimit);
-      if (rateLimit !== undefined && !(Number.isInteger(rateLimit) && rateLimit > 0))
+      if (rateLimit !== undefined && !(/^[1-9]\d{0,8}$/.test(String(o.rateLimit)) && rateLimit > 0))
         throw new CliError(`--rate-limit: "${o.rateLimit}" is not a whole number > 0`, EXIT.usage);
       const agents = o.agents ? AgentsFile.parse(parseYaml(readFileSync(o.agents, 'utf8'))).agents : [];
       let emu: Awaited<ReturnType<typeof startEmulator>>;

@@ -220,6 +220,12 @@ export class Engine {
     this.lastRemoteWrite.set(`${obj.metadata.namespace}/${obj.metadata.name}`, Date.now());
   }
 
+  /**
+   * Remote resources this process deleted for an object whose finalizer is not yet removed:
+   * a retry (the finalizer patch met a newer version of the object) does not DELETE again.
+   */
+  private readonly deletedRemote = new Map<string, string>();
+
   /** When a new object began waiting for a reference or a Secret, until it says so in status. */
   private readonly waitingSince = new Map<string, number>();
 
@@ -245,6 +251,7 @@ export class Engine {
     this.lastRemoteWrite.delete(key);
     this.resets.delete(key);
     this.idsToRecord.delete(key);
+    this.deletedRemote.delete(key);
   }
 
   async reconcile(key: string): Promise<Outcome> {
@@ -833,6 +840,7 @@ export class Engine {
 
   private async finalize(obj: KubeObject): Promise<Outcome> {
     if (!obj.metadata.finalizers?.includes(FINALIZER)) return {};
+    const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
     const status = (obj.status ?? {}) as Status;
     const spec = (obj.spec ?? {}) as { deletionPolicy?: string };
     let id = status.id;
@@ -858,8 +866,11 @@ export class Engine {
       }
       const target = id;
       try {
-        await this.binding.api.delete(this.opts.api, target, status);
-        this.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${target}`);
+        if (this.deletedRemote.get(key) !== target) {
+          await this.binding.api.delete(this.opts.api, target, status);
+          this.deletedRemote.set(key, target);
+          this.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${target}`);
+        }
       } catch (err) {
         if (!isNotFound(err)) {
           // Deletes are retried whatever the API said: a dependent may still be going away.
@@ -873,7 +884,7 @@ export class Engine {
       }
     }
     await this.patchMeta(obj, { finalizers: (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER) });
-    this.lastSync.delete(`${obj.metadata.namespace}/${obj.metadata.name}`);
+    this.lastSync.delete(key);
     return {};
   }
 

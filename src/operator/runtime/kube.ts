@@ -134,13 +134,21 @@ export class Kube {
   get<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string) {
     return this.request<T>('GET', resourceUrl(r, namespace, name));
   }
-  list(
+  /**
+   * One page of a list. The API server answers an empty metadata-only list with
+   * `"items": null` (and a list may omit it): every caller gets an array.
+   */
+  async list(
     r: ResourcePath,
     namespace?: string,
     query?: Record<string, string | number | boolean | undefined>,
     accept?: string,
-  ) {
-    return this.request<KubeList>('GET', resourceUrl(r, namespace), { query, accept });
+  ): Promise<KubeList> {
+    const page = await this.request<Partial<KubeList> | undefined>('GET', resourceUrl(r, namespace), {
+      query,
+      accept,
+    });
+    return { metadata: page?.metadata ?? { resourceVersion: '' }, items: page?.items ?? [] };
   }
   create<T = KubeObject>(r: ResourcePath, namespace: string | undefined, body: unknown) {
     return this.request<T>('POST', resourceUrl(r, namespace), { body });

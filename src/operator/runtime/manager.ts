@@ -390,11 +390,12 @@ export class Manager {
       c.queue.add(key, urgent ? 'urgent' : 'high');
       if (urgent) c.engine.escalate(key);
     }
-    // objects referencing this one react to it getting (or losing) an id
+    // objects referencing this one react to it getting (or losing) an id. Not to its deletion
+    // starting: it keeps its remote resource (and id) while they use it, so they have nothing
+    // to do until it is gone; re-reading each of them then cost a GET per referrer.
     const idChanged =
       (obj.status as { id?: string } | undefined)?.id !== (old?.status as { id?: string } | undefined)?.id;
-    if (type !== 'update' || idChanged || obj.metadata.deletionTimestamp)
-      this.enqueueDependents(c.binding.kind, obj);
+    if (type !== 'update' || idChanged) this.enqueueDependents(c.binding.kind, obj);
     this.opts.metrics.managedObjects.set(
       { kind: c.binding.kind },
       c.informers.reduce((n, i) => n + i.cache.size, 0),
