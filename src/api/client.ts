@@ -57,14 +57,15 @@ function fillPath(path: string, args: unknown[]): { path: string; id: string | u
 function parseResponse(schema: z.ZodType, body: unknown, operation: string, id?: string): unknown {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
+  // not the API's answer (another service at the URL, a version mismatch): retried as an
+  // unavailable API, never taken for a refusal of the request
+  const issue = r.error.issues[0];
   throw new ApiError({
     status: 200,
     operation,
     resourceId: id,
-    body: {
-      error_code: 'ERR_CLIENT_INVALID_RESPONSE',
-      msg: `response does not match the schema: ${r.error.message}`,
-    },
+    networkCode: 'BAD_RESPONSE',
+    text: `answered a body that is not the API's (${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unexpected shape'}): is --api-url the API's base URL?`,
   });
 }
 

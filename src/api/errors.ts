@@ -14,7 +14,11 @@ export class ApiError extends Error {
   readonly details: ApiErrorBody['details'];
   readonly operation: string;
   readonly resourceId: string | undefined;
-  /** Set when no HTTP response arrived (connection refused, timeout, reset). */
+  /**
+   * Set when no answer of the API's arrived: a network code (connection refused, timeout,
+   * reset), `BAD_RESPONSE` (an answer that is not the API's JSON: HTML, a proxy's page, a body
+   * of the wrong shape) or `API_UNAVAILABLE` (not sent: the API is known to be away).
+   */
   readonly networkCode: string | undefined;
   readonly retryAfterMs: number | undefined;
 
@@ -29,8 +33,9 @@ export class ApiError extends Error {
     cause?: unknown;
   }) {
     const what = init.resourceId ? `${init.operation} ${init.resourceId}` : init.operation;
+    // API_UNAVAILABLE and BAD_RESPONSE carry their reason as text
     const why = init.networkCode
-      ? `network error ${init.networkCode}`
+      ? (init.text ?? `network error ${init.networkCode}`)
       : `HTTP ${init.status}${init.body?.error_code ? ` ${init.body.error_code}` : ''}: ${init.body?.msg ?? init.text ?? ''}`.trim();
     super(`${what}: ${why}`, { cause: init.cause });
     this.name = 'ApiError';
@@ -66,8 +71,12 @@ export const isUnknownPath = (e: unknown): boolean =>
   isApiError(e) &&
   e.status === 404 &&
   (e.errorName === 'ERR_NO_SUCH_PATH' || e.errorCode === 'ERR_NO_SUCH_PATH');
-/** The resource does not exist (deleted, or never was). An unknown path is not that: it must never read as "already deleted". */
-export const isNotFound = (e: unknown): boolean => isApiError(e) && e.status === 404 && !isUnknownPath(e);
+/**
+ * The resource does not exist (deleted, or never was), as the API said it. An unknown path, or
+ * a 404 page that is not the API's answer, is not that: it must never read as "already deleted".
+ */
+export const isNotFound = (e: unknown): boolean =>
+  isApiError(e) && e.status === 404 && e.networkCode === undefined && !isUnknownPath(e);
 export const isRateLimited = (e: unknown): boolean => isApiError(e) && e.status === 429;
 /** 4xx other than 408/409/429 means the request itself is wrong: retrying cannot help. */
 export const isRetryable = (e: unknown): boolean =>

@@ -31,6 +31,11 @@ export interface TransportOptions {
   onCall?: (event: CallEvent) => void;
   /** Called before sleeping for a retry; the operator counts throttling with it. */
   onRetry?: (event: CallEvent & { delayMs: number; reason: string }) => void;
+  /**
+   * The API stopped answering as the API (a hang, a timeout, a refused connection, a body that
+   * is not its JSON), or answers again (undefined): once per change, for one log line.
+   */
+  onOutage?: (outage: { reason: string; since: number } | undefined) => void;
   userAgent?: string;
   random?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -70,6 +75,20 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** A wait that ran out: the same server will most likely keep everyone waiting as long again. */
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** What a body that is not the API's JSON says about the URL, for the condition and the log. */
+function notTheApi(status: number, contentType: string | string[] | undefined, text: string): string {
+  const type =
+    String(contentType ?? '')
+      .split(';')[0]!
+      .trim() || 'no content type';
+  const html = /html/i.test(type) || /^\s*<(!doctype|html)/i.test(text);
+  const said = html ? '' : `: ${JSON.stringify(text.trim().slice(0, 80))}`;
+  return `answered ${html ? 'HTML' : 'a body that is not JSON'} (HTTP ${status}, ${type}${said}), not the API's JSON: is --api-url the API's base URL?`;
+}
+
 const networkCodeOf = (err: unknown): string => {
   const e = err as { code?: string; cause?: { code?: string }; name?: string };
   return e?.code ?? e?.cause?.code ?? e?.name ?? 'UNKNOWN';
@@ -93,6 +112,7 @@ export class Transport {
   readonly baseUrl: URL;
   private readonly apiKey: string;
   private readonly dispatcher: Dispatcher;
+  private readonly connectMs: number;
   private readonly headersMs: number;
   private readonly bodyMs: number;
   private readonly maxAttempts: number;
@@ -101,16 +121,23 @@ export class Transport {
   private readonly maxRetryAfterMs: number;
   readonly limiter: RateLimiter;
   private readonly opts: TransportOptions;
+  /**
+   * While the API hangs or does not answer as the API, one call at a time probes it and every
+   * other call fails at once with the reason: each waiting object learns within seconds, and
+   * no budget or time is spent on requests that would fail the same way.
+   */
+  private outage?: { reason: string; since: number; probing: boolean };
 
   constructor(opts: TransportOptions) {
     this.opts = opts;
     this.baseUrl = new URL(opts.baseUrl.endsWith('/') ? opts.baseUrl : `${opts.baseUrl}/`);
     this.apiKey = opts.apiKey;
     const t = opts.timeouts ?? {};
+    this.connectMs = t.connectMs ?? 10_000;
     this.headersMs = t.headersMs ?? 30_000;
     this.bodyMs = t.bodyMs ?? 30_000;
     this.dispatcher =
-      opts.dispatcher ?? new Agent({ connect: { timeout: t.connectMs ?? 10_000 }, keepAliveTimeout: 30_000 });
+      opts.dispatcher ?? new Agent({ connect: { timeout: this.connectMs }, keepAliveTimeout: 30_000 });
     const r = opts.retry ?? {};
     this.maxAttempts = r.maxAttempts ?? 5;
     this.baseDelayMs = r.baseDelayMs ?? 250;
@@ -139,6 +166,48 @@ export class Transport {
     const url = this.url(spec.path);
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const sleep = this.opts.sleep ?? defaultSleep;
+    const probe = this.claimProbe(spec);
+    try {
+      return await this.attempts<T>(spec, url, payload, sleep);
+    } finally {
+      if (probe && this.outage) this.outage.probing = false;
+    }
+  }
+
+  /** Fails at once while another call probes an API known to be away; else this call may go (and probes). */
+  private claimProbe(spec: RequestSpec): boolean {
+    if (!this.outage) return false;
+    if (this.outage.probing)
+      throw new ApiError({
+        status: 0,
+        operation: spec.operation,
+        resourceId: spec.resourceId,
+        networkCode: 'API_UNAVAILABLE',
+        text: this.outage.reason,
+      });
+    this.outage.probing = true;
+    return true;
+  }
+
+  private wentAway(reason: string): void {
+    if (this.outage?.reason === reason) return;
+    const since = this.outage?.since ?? Date.now();
+    this.outage = { reason, since, probing: this.outage?.probing ?? false };
+    this.opts.onOutage?.({ reason, since });
+  }
+
+  private answered(): void {
+    if (!this.outage) return;
+    this.outage = undefined;
+    this.opts.onOutage?.(undefined);
+  }
+
+  private async attempts<T>(
+    spec: RequestSpec,
+    url: URL,
+    payload: string | undefined,
+    sleep: NonNullable<TransportOptions['sleep']>,
+  ): Promise<{ status: number; body: T | undefined }> {
     for (let attempt = 1; ; attempt++) {
       await this.limiter.take(spec.priority);
       spec.onSend?.();
@@ -171,7 +240,13 @@ export class Transport {
         if (spec.signal?.aborted) throw err;
         const networkCode = networkCodeOf(err);
         this.opts.onCall?.(event(0));
-        const mayRetry = !spec.creates || NEVER_SENT.has(networkCode);
+        this.wentAway(
+          TIMEOUTS.has(networkCode)
+            ? `no answer within ${Math.round((networkCode === 'UND_ERR_CONNECT_TIMEOUT' ? this.connectMs : this.headersMs) / 1000)}s (${networkCode})`
+            : `network error ${networkCode}`,
+        );
+        // a timeout is not retried here: the caller learns now, and retries with its own backoff
+        const mayRetry = (!spec.creates || NEVER_SENT.has(networkCode)) && !TIMEOUTS.has(networkCode);
         if (mayRetry && attempt < this.maxAttempts) {
           const delayMs = this.backoff(attempt);
           this.opts.onRetry?.({ ...event(0), delayMs, reason: networkCode });
@@ -187,19 +262,45 @@ export class Transport {
         });
       }
 
-      const text = await res.body.text().catch(() => '');
+      let text: string;
+      try {
+        text = await res.body.text();
+      } catch (err) {
+        const networkCode = networkCodeOf(err);
+        this.opts.onCall?.(event(0));
+        this.wentAway(`the answer's body did not arrive (${networkCode})`);
+        throw new ApiError({
+          status: 0,
+          operation: spec.operation,
+          resourceId: spec.resourceId,
+          networkCode,
+          cause: err,
+        });
+      }
       this.opts.onCall?.(event(res.statusCode));
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // HTML from a proxy or a web page, say: not the API, whatever the status. Never a 404
+        // that reads as "deleted", never a success.
+        const reason = notTheApi(res.statusCode, res.headers['content-type'], text);
+        this.wentAway(reason);
+        throw new ApiError({
+          status: res.statusCode,
+          operation: spec.operation,
+          resourceId: spec.resourceId,
+          networkCode: 'BAD_RESPONSE',
+          text: reason,
+        });
+      }
+      this.answered();
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        return { status: res.statusCode, body: text ? (JSON.parse(text) as T) : undefined };
+        return { status: res.statusCode, body: parsed as T };
       }
 
-      let body: ApiErrorBody | undefined;
-      try {
-        const parsed = JSON.parse(text) as unknown;
-        if (parsed && typeof parsed === 'object') body = parsed as ApiErrorBody;
-      } catch {
-        body = undefined;
-      }
+      const body =
+        parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as ApiErrorBody) : undefined;
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
       const error = new ApiError({
         status: res.statusCode,

@@ -168,6 +168,14 @@ async function startOperator(
       if (e.status === 429) metrics.apiThrottled.inc();
     },
     onRetry: (e) => metrics.apiRetries.inc({ reason: e.reason }),
+    // one line per distinct failure, however many requests and objects meet it
+    onOutage: (o) =>
+      o
+        ? log.warn(
+            { apiUrl, reason: o.reason, since: new Date(o.since).toISOString() },
+            'Edge API unavailable: objects report ApiUnavailable; one request at a time checks whether it is back',
+          )
+        : log.info({ apiUrl }, 'Edge API answers again'),
   });
   closers.push(() => api.close());
 

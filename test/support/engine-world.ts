@@ -99,6 +99,10 @@ export async function engineWorld(
           );
         },
         referencesOf: (kind, spec) => BINDINGS.find((b) => b.kind === kind)?.references?.(spec as never),
+        ownerState: async (object) => {
+          const [kind, ns, name] = object.split('/') as [string, string, string];
+          return kube.get(pluralOf(kind), ns, name) ? 'live' : 'gone';
+        },
         get: (key) => {
           const [ns, name] = key.split('/') as [string, string];
           return kube.get(binding.plural, ns, name);

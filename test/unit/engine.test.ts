@@ -176,6 +176,50 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect((await w.api.ipPolicies.get(theirs.id)).description).toBe('theirs');
   });
 
+  it('OwnedElsewhere per object: another live object’s resource is not adopted or changed; once that object is gone, it may be', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', { description: 'office' });
+    await w.converge();
+    const id = idOf('IPPolicy', 'corp');
+    w.apply('IPPolicy', 'steal', { description: 'hijacked' }, { 'edge.tunnel.dev/id': id });
+    w.calls();
+    await w.reconcile('IPPolicy', 'steal');
+    expect(w.ready('IPPolicy', 'steal')).toMatchObject({
+      status: 'False',
+      reason: 'OwnedElsewhere',
+      message: `${id} is managed by IPPolicy corp; not taking it over`,
+    });
+    expect(writesOf(w.calls())).toEqual([]);
+    expect((await w.api.ipPolicies.get(id)).description).toBe('office');
+    // the owner deleted with Retain: the resource is free to adopt
+    w.apply('IPPolicy', 'corp', { description: 'office', deletionPolicy: 'Retain' });
+    await w.reconcile('IPPolicy', 'corp');
+    w.kube.delete('ippolicies', 'team', 'corp');
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.get('IPPolicy', 'corp')).toBeUndefined();
+    w.apply('IPPolicy', 'steal', { description: 'adopted' });
+    await w.reconcile('IPPolicy', 'steal');
+    expect(idOf('IPPolicy', 'steal')).toBe(id);
+    expect((await w.api.ipPolicies.get(id)).description).toBe('adopted');
+  });
+
+  it('a finalizer removed by hand from a live object is put back at the next reconcile, with a Warning Event', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', {});
+    await w.converge();
+    await w.kube.patch(
+      { group: 'edge.tunnel.dev', version: 'v1alpha1', plural: 'ippolicies' },
+      'team',
+      'corp',
+      { metadata: { finalizers: null } },
+    );
+    w.calls();
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.get('IPPolicy', 'corp')!.metadata.finalizers).toEqual(['edge.tunnel.dev/finalizer']);
+    expect(reasons()).toContain('FinalizerRestored');
+    expect(w.calls()).toEqual({});
+  });
+
   it('an immutable field that differs stalls with the field named; the API is not written', async () => {
     w = await engineWorld();
     const policy = await w.api.ipPolicies.create({});

@@ -99,11 +99,22 @@ describe('transport', () => {
     expect(calls).toHaveLength(1);
   });
 
-  it('retries a PATCH after a timeout (idempotent)', async () => {
+  it('a timeout is not retried within the call, even for an idempotent PATCH: the caller learns at once', async () => {
     const pool = agent.get(ORIGIN);
     pool
       .intercept({ path: '/ip_policy_rules/ipr_1', method: 'PATCH' })
       .replyWithError(new errors.HeadersTimeoutError());
+    const err = await client.ipPolicyRules.update('ipr_1', { cidr: '10.0.0.0/8' }).catch((e) => e);
+    expect(err).toMatchObject({ networkCode: 'UND_ERR_HEADERS_TIMEOUT' });
+    expect(isRetryable(err)).toBe(true);
+    expect(calls.map((c) => c.status)).toEqual([0]);
+  });
+
+  it('retries a PATCH after a connection reset (idempotent)', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policy_rules/ipr_1', method: 'PATCH' })
+      .replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'PATCH' }).reply(200, rule);
     await client.ipPolicyRules.update('ipr_1', { cidr: '10.0.0.0/8' });
     expect(calls.map((c) => c.status)).toEqual([0, 200]);
@@ -162,12 +173,13 @@ describe('transport', () => {
     expect(e1.operation).toBe('ipPolicyRules.get');
     expect(e1.message).toContain('ip policy rule ipr_2 not found');
 
-    pool.intercept({ path: '/ip_policy_rules/ipr_3', method: 'DELETE' }).reply(400, '<html>oops</html>');
+    pool.intercept({ path: '/ip_policy_rules/ipr_3', method: 'DELETE' }).reply(400, 'oops');
     const e2 = await client.ipPolicyRules.delete('ipr_3').catch((e) => e);
     expect(e2).toBeInstanceOf(ApiError);
     expect(e2.status).toBe(400);
     expect(e2.errorCode).toBeUndefined();
-    expect(e2.apiMessage).toContain('oops');
+    expect(e2.networkCode).toBe('BAD_RESPONSE');
+    expect(e2.apiMessage).toContain('"oops"');
   });
 
   it('follows next_page_uri across pages', async () => {
@@ -206,9 +218,56 @@ describe('transport', () => {
       .reply(200, { ...rule, future_field: 1 });
     await expect(client.ipPolicyRules.get('ipr_1')).resolves.toMatchObject({ id: 'ipr_1' });
     pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(200, { id: 'ipr_1' });
-    await expect(client.ipPolicyRules.get('ipr_1')).rejects.toMatchObject({
-      errorCode: 'ERR_CLIENT_INVALID_RESPONSE',
+    const err = await client.ipPolicyRules.get('ipr_1').catch((e) => e);
+    expect(err).toMatchObject({ networkCode: 'BAD_RESPONSE' });
+    expect(err.message).toMatch(/answered a body that is not the API's \(.+\): is --api-url the API's base URL\?/);
+    // retryable (the API is away or it is not the API), never "not found" or "refused"
+    expect(isRetryable(err)).toBe(true);
+  });
+
+  it('an HTML answer is not the API: never a success, never a 404 that reads as deleted', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policies/ipp_1', method: 'DELETE' })
+      .reply(404, '<!doctype html><title>Not Found</title>', { headers: { 'content-type': 'text/html' } });
+    const err = await client.ipPolicies.delete('ipp_1').catch((e) => e);
+    expect(isNotFound(err)).toBe(false);
+    expect(isRetryable(err)).toBe(true);
+    expect(err.message).toContain("answered HTML (HTTP 404, text/html), not the API's JSON");
+    pool
+      .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
+      .reply(200, '<html>welcome</html>', { headers: { 'content-type': 'text/html; charset=utf-8' } });
+    await expect(client.ipPolicies.get('ipp_1')).rejects.toMatchObject({ networkCode: 'BAD_RESPONSE' });
+  });
+
+  it('while the API is away, one call probes it and the others fail at once with the reason; its answer ends the outage', async () => {
+    const outages: (string | undefined)[] = [];
+    const c = createClient({
+      baseUrl: ORIGIN,
+      apiKey: 'k',
+      dispatcher: agent,
+      rateLimitPerMinute: Infinity,
+      onOutage: (o) => outages.push(o?.reason),
     });
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
+      .reply(200, '<html>hi</html>', { headers: { 'content-type': 'text/html' } });
+    await expect(c.ipPolicies.get('ipp_1')).rejects.toMatchObject({ networkCode: 'BAD_RESPONSE' });
+    // the probe: answered by the API, slowly
+    pool
+      .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
+      .reply(200, { id: 'ipp_1', uri: `${ORIGIN}/ip_policies/ipp_1`, created_at: '2026-01-01T00:00:00Z', description: '', metadata: '' })
+      .delay(100);
+    const probe = c.ipPolicies.get('ipp_1');
+    const other = await c.ipPolicies.get('ipp_2').catch((e) => e);
+    expect(other).toMatchObject({ networkCode: 'API_UNAVAILABLE' });
+    expect(other.message).toContain("answered HTML (HTTP 200, text/html), not the API's JSON");
+    await expect(probe).resolves.toMatchObject({ id: 'ipp_1' });
+    pool.intercept({ path: '/ip_policies/ipp_2', method: 'DELETE' }).reply(204, '');
+    await expect(c.ipPolicies.delete('ipp_2')).resolves.toBeUndefined();
+    expect(outages).toEqual([expect.stringContaining('answered HTML'), undefined]);
+    await c.close();
   });
 
   it('treats a 204 as an empty answer for deletes and agent commands', async () => {

@@ -4,6 +4,7 @@ import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { ApiError, isNotFound, isRetryable } from '../../api/errors.ts';
+import { ID_PREFIX, type IdKind } from '../../api/limits.ts';
 import { type Priority, type PriorityCell, withPriority } from '../../api/rate-limiter.ts';
 import type { AnyBinding, Common } from './binding.ts';
 import { type Condition, conditionsFor, type Phase } from './conditions.ts';
@@ -53,6 +54,19 @@ export interface EngineOptions {
   referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
   /** Reads the own kind's object for a queue key. */
   get(key: string): KubeObject | undefined;
+  /**
+   * Whether the object an owner marker names (`Kind/namespace/name`) still exists, in any
+   * namespace and installation: 'unknown' when that cannot be read.
+   */
+  ownerState?(object: string, uid: string): Promise<'live' | 'gone' | 'unknown'>;
+  /**
+   * The object in another namespace that manages the resource of this id, when this
+   * namespace may not reach it by id (namespaces are tenants, unless the platform shares one).
+   */
+  managedElsewhere?(
+    id: string,
+    namespace: string,
+  ): { kind: string; namespace: string; name: string } | undefined;
 }
 
 export interface Outcome {
@@ -121,6 +135,31 @@ interface LastSync {
 function olderThan(a: string | undefined, b: string | undefined): boolean {
   if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return false;
   return BigInt(a) < BigInt(b);
+}
+
+/** An id of a resource kind this operator manages, by its prefix (`ipp_...`). */
+const MANAGED_ID = new RegExp(
+  `^(${['ipPolicy', 'ipPolicyRule', 'ipRestriction', 'tunnelGroupBackend', 'weightedBackend', 'sshCredential', 'httpsEdge', 'httpsEdgeRoute', 'tcpEdge', 'tlsEdge'].map((k) => ID_PREFIX[k as IdKind]).join('|')})_[A-Za-z0-9]+$`,
+);
+
+/**
+ * The ids of managed kinds a spec names in its `...ID`/`...IDs` fields (`ipPolicyID`,
+ * `backendID`, `ipPolicyIDs`): resources made outside the cluster, or so the user says.
+ */
+export function rawIds(value: unknown, path: string): { path: string; id: string }[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => rawIds(v, `${path}[${i}]`));
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => {
+    if (/IDs?$/.test(k)) {
+      const ids = typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
+      return ids.flatMap((x, i) =>
+        typeof x === 'string' && MANAGED_ID.test(x)
+          ? [{ path: `${path}.${k}${Array.isArray(v) ? `[${i}]` : ''}`, id: x }]
+          : [],
+      );
+    }
+    return rawIds(v, `${path}.${k}`);
+  });
 }
 
 /** A failure the engine turns into a condition, with or without a retry. */
@@ -372,6 +411,7 @@ export class Engine {
    */
   private async sync(obj: KubeObject, resetsAtStart: number): Promise<Outcome> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+    await this.keepFinalizer(obj);
     if (this.unchanged(key, obj)) return {};
     const observer = this.observerFor(key);
     const want = await this.wanted(obj);
@@ -476,8 +516,46 @@ export class Engine {
     };
   }
 
+  /**
+   * An object that has (or may have) a remote resource keeps the finalizer: removed by hand from
+   * a live object, it is put back at once, or the next delete would leave the resource behind.
+   * Letting go is `deletionPolicy: Retain` or `edgectl drain`.
+   */
+  private async keepFinalizer(obj: KubeObject): Promise<void> {
+    const ann = obj.metadata.annotations ?? {};
+    if (obj.metadata.finalizers?.includes(FINALIZER)) return;
+    if (!(obj.status as Status | undefined)?.id && !ann[CREATE_PENDING_ANNOTATION]) return;
+    await this.patchMeta(obj, { finalizers: this.withFinalizer(obj) });
+    this.opts.events.record(
+      obj,
+      'Warning',
+      'FinalizerRestored',
+      `put back ${FINALIZER}, which was removed: without it a delete would leave the remote resource behind (use deletionPolicy: Retain to keep it)`,
+    );
+  }
+
+  /**
+   * Ids written into the spec (`ipPolicyID`, `backendID`: resources made elsewhere) must not be
+   * another namespace's resources: a namespace is a tenant.
+   */
+  private checkRawIds(obj: KubeObject): void {
+    if (!this.opts.managedElsewhere) return;
+    for (const { path, id } of rawIds(obj.spec ?? {}, 'spec')) {
+      if (this.opts.managedElsewhere(id, obj.metadata.namespace!))
+        throw new ConditionError(
+          {
+            state: 'stalled',
+            reason: 'ReferenceNotAllowed',
+            message: `${path}: ${id} is managed by an object in another namespace; a namespace may reference by id only resources made outside the cluster or shared with it (--shared-namespaces)`,
+          },
+          {},
+        );
+    }
+  }
+
   /** What the object asks the API for: references resolved, Secrets read, modules built. */
   private async wanted(obj: KubeObject): Promise<Wanted> {
+    this.checkRawIds(obj);
     const spec = (obj.spec ?? {}) as Record<string, unknown> & { description?: string; metadata?: string };
     const ids = new Map<string, string>();
     const references = this.binding.references?.(spec) ?? [];
@@ -634,6 +712,7 @@ export class Engine {
         {},
       );
     }
+    await this.checkOwner(obj, seen.remote.id, marker);
     const adopting = status.id !== seen.remote.id;
     const remote = await this.syncModules(
       obj,
@@ -651,6 +730,29 @@ export class Engine {
         this.opts.events.record(obj, 'Normal', 'Adopted', `adopted existing ${remote.id}`);
     }
     return remote;
+  }
+
+  /**
+   * Ownership is per object: a resource whose owner marker names another object that still
+   * exists (in any namespace) is never adopted, updated or deleted by this one. It may be taken
+   * when it has no marker, its owner is gone, or its owner is this object (a restore: the same
+   * kind, namespace and name under a new uid).
+   */
+  private async checkOwner(obj: KubeObject, id: string, marker: Owner | undefined): Promise<void> {
+    if (!marker || marker.uid === obj.metadata.uid || marker.object === this.owner(obj).object) return;
+    const state = (await this.opts.ownerState?.(marker.object, marker.uid)) ?? 'unknown';
+    if (state === 'gone') return;
+    const [kind, ns, name] = marker.object.split('/');
+    // another namespace's object names are not this tenant's to read
+    const who = ns === obj.metadata.namespace ? `${kind} ${name}` : 'an object in another namespace';
+    throw new ConditionError(
+      {
+        state: 'stalled',
+        reason: 'OwnedElsewhere',
+        message: `${id} is managed by ${who}; not taking it over`,
+      },
+      {},
+    );
   }
 
   /**

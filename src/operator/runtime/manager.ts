@@ -8,7 +8,7 @@ import { INSTANCE_LABEL, managedResource } from './constants.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
 import { Informer, keyOf } from './informer.ts';
-import type { Kube, KubeObject } from './kube.ts';
+import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import type { Metrics } from './metrics.ts';
 import { Observer } from './observer.ts';
@@ -34,6 +34,11 @@ export interface ManagerOptions {
   leaderElection: { enabled: boolean; namespace: string; name: string };
   /** Objects with this instance label value; undefined: objects without the label. */
   instance?: string;
+  /**
+   * Namespaces whose objects' remote resources any namespace may reference by id (the
+   * platform's shared resources); otherwise a raw id reaches only resources made outside the cluster.
+   */
+  sharedNamespaces?: string[];
   /** Where the probes are served; the manager answers them. */
   probes?: ProbeServer;
   /** HMAC key of the secret digests in status. */
@@ -100,19 +105,36 @@ export class Manager {
     return undefined;
   };
 
+  /** Remote id -> the managed object whose status holds it. */
+  private readonly byId = new Map<string, { kind: string; namespace: string; name: string }>();
+
   /**
    * The text with each remote id that one of the managed objects holds followed by that
    * object (`ipx_123 (IPRestriction team/dash)`): the API's messages name remote resources only.
    */
   nameIds = (text: string): string =>
     text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
-      for (const c of this.controllers.values())
-        for (const inf of c.informers)
-          for (const o of inf.list())
-            if ((o.status as { id?: string } | undefined)?.id === id)
-              return `${id} (${c.binding.kind} ${o.metadata.namespace}/${o.metadata.name})`;
-      return id;
+      const o = this.byId.get(id);
+      return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
     });
+
+  /**
+   * Whether the object an owner marker names exists: from the caches, else read from the API
+   * server (another installation's or an unwatched namespace's object is not cached here).
+   * Any object of that name counts as the owner (a restore of it may take its resource back).
+   */
+  ownerState = async (object: string, _uid: string): Promise<'live' | 'gone' | 'unknown'> => {
+    const [kind, ns, name] = object.split('/');
+    const c = kind ? this.controllers.get(kind) : undefined;
+    if (!c || !ns || !name) return 'unknown';
+    if (this.lookup(kind!, ns, name)) return 'live';
+    try {
+      await this.opts.kube.get(managedResource(c.binding.plural), ns, name);
+      return 'live';
+    } catch (err) {
+      return isKubeNotFound(err) ? 'gone' : 'unknown';
+    }
+  };
 
   private get informers(): Informer[] {
     return [
@@ -218,6 +240,13 @@ export class Manager {
         readSecret: (ns, name) => this.secrets!.read(ns, name),
         referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
         referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
+        ownerState: this.ownerState,
+        managedElsewhere: (id, ns) => {
+          const o = this.byId.get(id);
+          return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace)
+            ? o
+            : undefined;
+        },
         get: (key) => {
           for (const i of informers) {
             const o = i.get(key);
@@ -340,6 +369,11 @@ export class Manager {
   private onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
     const key = keyOf(obj);
     const ns = obj.metadata.namespace ?? '';
+    const id = (obj.status as { id?: string } | undefined)?.id;
+    const oldId = (old?.status as { id?: string } | undefined)?.id;
+    if (oldId && oldId !== id) this.byId.delete(oldId);
+    if (id && type === 'delete') this.byId.delete(id);
+    else if (id) this.byId.set(id, { kind: c.binding.kind, namespace: ns, name: obj.metadata.name });
     // keep the reverse index of references current
     const before = c.refsOf.get(key) ?? [];
     for (const r of before) {

@@ -1,0 +1,207 @@
+// A namespace is a tenant: a team member with write access to one namespace only tries to
+// take, change or delete what another namespace manages (adoption by id annotation, a raw-id
+// reference into it, removing finalizers, deleting). Nothing of the other namespace changes,
+// in the cluster or in the account, and the attacker's objects say why.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { collect } from '../../src/api/client.ts';
+import { FINALIZER, ID_ANNOTATION } from '../../src/operator/kinds/crd-schema.ts';
+import { sshPublicKey } from '../integration/harness.ts';
+import {
+  condition,
+  NAMESPACES,
+  type OperatorProcess,
+  obj,
+  ready,
+  res,
+  skipReason,
+  startOperator,
+  type World,
+  waitFor,
+  world,
+} from './harness.ts';
+
+const P = res('ippolicies');
+const R = res('ippolicyrules');
+const S = res('sshcredentials');
+const EVENTS = { group: '', version: 'v1', plural: 'events' };
+
+describe.skipIf(!!skipReason)('tenancy: one namespace cannot reach another', () => {
+  let w: World;
+  let op: OperatorProcess;
+  const victim = `${Date.now().toString(36)}-victim`;
+  const attacker = `${Date.now().toString(36)}-rt4`;
+  const ids: Record<string, string> = {};
+  let before: unknown;
+
+  const get = (r: typeof P, ns: string, name: string) => w.kube.get(r, ns, name).catch(() => undefined);
+  const stalled = (r: typeof P, ns: string, name: string) =>
+    waitFor(`${ns}/${name} Stalled`, async () => {
+      const o = await get(r, ns, name);
+      return condition(o, 'Stalled')?.status === 'True' ? o : undefined;
+    });
+  /** What the victim has, in the account and in the cluster. */
+  const victimState = async () => ({
+    policy: await w.api.ipPolicies.get(ids.policy!),
+    rules: (await collect(w.api.ipPolicyRules.list())).filter((r) => r.ip_policy.id === ids.policy),
+    ssh: await w.api.sshCredentials.get(ids.ssh!),
+    objects: await Promise.all(
+      [
+        [P, 'corp'],
+        [R, 'office'],
+        [S, 'deploy'],
+      ].map(async ([r, n]) => {
+        const o = (await get(r as typeof P, victim, n as string))!;
+        return {
+          name: n,
+          ready: ready(o),
+          id: (o.status as { id: string }).id,
+          finalizers: o.metadata.finalizers,
+        };
+      }),
+    ),
+  });
+
+  beforeAll(async () => {
+    w = await world('tenancy');
+    for (const name of [victim, attacker]) await w.kube.create(NAMESPACES, undefined, { metadata: { name } });
+    op = await startOperator(w.emu, w.ns, ['--namespaces', `${victim},${attacker}`]);
+    await w.kube.create(P, victim, obj('IPPolicy', victim, 'corp', { description: 'office network' }));
+    await w.kube.create(
+      R,
+      victim,
+      obj('IPPolicyRule', victim, 'office', {
+        ipPolicyRef: { name: 'corp' },
+        cidr: '192.0.2.0/24',
+        action: 'allow',
+      }),
+    );
+    await w.kube.create(
+      S,
+      victim,
+      obj('SSHCredential', victim, 'deploy', {
+        publicKey: sshPublicKey('deploy@ci'),
+        acl: ['bind:app.example.com'],
+      }),
+    );
+    for (const [r, n, k] of [
+      [P, 'corp', 'policy'],
+      [R, 'office', 'rule'],
+      [S, 'deploy', 'ssh'],
+    ] as const) {
+      const o = await waitFor(`${n} Ready`, async () => {
+        const x = await get(r, victim, n);
+        return ready(x) ? x : undefined;
+      });
+      ids[k] = (o.status as { id: string }).id;
+    }
+    before = await victimState();
+  });
+  afterAll(async () => {
+    await op?.kill();
+    for (const name of [victim, attacker]) await w?.kube.delete(NAMESPACES, undefined, name).catch(() => {});
+    await w?.close();
+  });
+
+  it('adoption of another namespace’s resource by id annotation is refused: Stalled/OwnedElsewhere, without naming it', async () => {
+    await w.kube.create(
+      S,
+      attacker,
+      obj(
+        'SSHCredential',
+        attacker,
+        'steal-ssh',
+        { publicKey: sshPublicKey('x@y'), acl: ['*'] },
+        { [ID_ANNOTATION]: ids.ssh! },
+      ),
+    );
+    await w.kube.create(
+      P,
+      attacker,
+      obj(
+        'IPPolicy',
+        attacker,
+        'steal',
+        { description: 'hijacked by rt4' },
+        { [ID_ANNOTATION]: ids.policy! },
+      ),
+    );
+    for (const [r, n, id] of [
+      [S, 'steal-ssh', ids.ssh],
+      [P, 'steal', ids.policy],
+    ] as const) {
+      const o = await stalled(r, attacker, n);
+      const c = condition(o, 'Stalled')!;
+      expect(c.reason).toBe('OwnedElsewhere');
+      expect(c.message).toBe(`${id} is managed by an object in another namespace; not taking it over`);
+      expect(c.message).not.toContain(victim);
+      expect((o.status as { id?: string }).id).toBeUndefined();
+    }
+    expect(await victimState()).toEqual(before);
+  });
+
+  it('a raw-id reference into another namespace’s resource is refused: Stalled/ReferenceNotAllowed, no rule added', async () => {
+    await w.kube.create(
+      R,
+      attacker,
+      obj('IPPolicyRule', attacker, 'open', { ipPolicyID: ids.policy!, cidr: '0.0.0.0/0', action: 'allow' }),
+    );
+    const o = await stalled(R, attacker, 'open');
+    expect(condition(o, 'Stalled')).toMatchObject({
+      reason: 'ReferenceNotAllowed',
+      message: expect.stringContaining(
+        `spec.ipPolicyID: ${ids.policy} is managed by an object in another namespace`,
+      ),
+    });
+    expect(await victimState()).toEqual(before);
+  });
+
+  it('a finalizer removed from a live object is put back at once; the delete then removes the remote resource', async () => {
+    await w.kube.create(P, attacker, obj('IPPolicy', attacker, 'mine', {}));
+    const mine = await waitFor('mine Ready', async () => {
+      const x = await get(P, attacker, 'mine');
+      return ready(x) ? x : undefined;
+    });
+    const id = (mine.status as { id: string }).id;
+    const t0 = Date.now();
+    await w.kube.patch(P, attacker, 'mine', { metadata: { finalizers: null } });
+    await waitFor(
+      'finalizer put back',
+      async () => (await get(P, attacker, 'mine'))?.metadata.finalizers?.includes(FINALIZER),
+      5000,
+      50,
+    );
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const events = await w.kube.list(EVENTS, attacker);
+    expect(
+      events.items.some(
+        (e) =>
+          (e as unknown as { reason: string; involvedObject: { name: string } }).reason ===
+            'FinalizerRestored' &&
+          (e as unknown as { involvedObject: { name: string } }).involvedObject.name === 'mine',
+      ),
+    ).toBe(true);
+    await w.kube.delete(P, attacker, 'mine');
+    await waitFor('mine gone', async () => !(await get(P, attacker, 'mine')));
+    await expect(w.api.ipPolicies.get(id)).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('deleting the attacker’s objects (finalizers removed first, or not) leaves the other namespace as it was', async () => {
+    await w.kube.patch(S, attacker, 'steal-ssh', { metadata: { finalizers: null } });
+    for (const [r, n] of [
+      [S, 'steal-ssh'],
+      [P, 'steal'],
+      [R, 'open'],
+    ] as const)
+      await w.kube.delete(r, attacker, n).catch(() => {});
+    await waitFor('attacker objects gone', async () => {
+      const left = await Promise.all([
+        get(S, attacker, 'steal-ssh'),
+        get(P, attacker, 'steal'),
+        get(R, attacker, 'open'),
+      ]);
+      return left.every((x) => !x);
+    });
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await victimState()).toEqual(before);
+  });
+});
