@@ -240,11 +240,10 @@ export class Transport {
         if (spec.signal?.aborted) throw err;
         const networkCode = networkCodeOf(err);
         this.opts.onCall?.(event(0));
-        this.wentAway(
-          TIMEOUTS.has(networkCode)
-            ? `no answer within ${Math.round((networkCode === 'UND_ERR_CONNECT_TIMEOUT' ? this.connectMs : this.headersMs) / 1000)}s (${networkCode})`
-            : `network error ${networkCode}`,
-        );
+        const reason = TIMEOUTS.has(networkCode)
+          ? `no answer within ${Math.round((networkCode === 'UND_ERR_CONNECT_TIMEOUT' ? this.connectMs : this.headersMs) / 1000)}s (${networkCode})`
+          : `network error ${networkCode}`;
+        this.wentAway(reason);
         // a timeout is not retried here: the caller learns now, and retries with its own backoff
         const mayRetry = (!spec.creates || NEVER_SENT.has(networkCode)) && !TIMEOUTS.has(networkCode);
         if (mayRetry && attempt < this.maxAttempts) {
@@ -258,6 +257,7 @@ export class Transport {
           operation: spec.operation,
           resourceId: spec.resourceId,
           networkCode,
+          text: reason,
           cause: err,
         });
       }

@@ -1,6 +1,7 @@
 // The emulator's HTTP face: Fastify, one route per entry of the operations table, the
 // wire schemas as the only validation, and every error in the API's one body shape.
 import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -10,6 +11,7 @@ import type { Caller, Ctx } from './context.ts';
 import { DEFAULT_API_KEY } from './defaults.ts';
 import { EmulatorError, errorBody } from './errors.ts';
 import { FaultConfig, Faults } from './faults.ts';
+import { STORED_RECORDS } from './records.ts';
 import { type Handler, resourceHandlers } from './resources.ts';
 import { Store } from './store.ts';
 import { zodToApiError } from './validation.ts';
@@ -72,6 +74,22 @@ export { DEFAULT_API_KEY };
 const MAX_CLOCK_ADVANCE_MS = 365 * 24 * 3_600_000;
 const MAX_CLOCK = Date.UTC(9999, 11, 31);
 const SUPPORTED_VERSION = '2';
+/** Longest path parameter (an id, an agent name) the router takes; 414 beyond. */
+const MAX_PATH_SEGMENT = 100;
+
+type FrameworkError = Error & { statusCode?: number; code?: string };
+
+/** An answer written to the socket itself, where there is no reply object (parser errors, CONNECT). */
+function endSocket(socket: Duplex, err: EmulatorError): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(err.body());
+  socket.end(
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
 
 const toFastifyPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 const pathRegex = (p: string) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}/?$`);
@@ -93,6 +111,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   const limiter = opts.rateLimitPerMinute ? new AccountLimiter(opts.rateLimitPerMinute) : undefined;
   const counters = new RequestCounters();
 
+  const bodyLimit = opts.bodyLimit ?? 256 * 1024;
+  let closing = false;
   const app = Fastify({
     logger: opts.logger ?? false,
     // Errors the HTTP parser finds before any route runs (a malformed request, headers or a
@@ -106,16 +126,42 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
             : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
               ? [408, 'ERR_REQUEST_TIMEOUT', 'the request took too long to arrive']
               : [400, 'ERR_BAD_REQUEST', 'the request is not valid HTTP'];
-      if (!socket.writable) return socket.destroy();
-      const body = JSON.stringify(errorBody(status, code, msg));
-      socket.end(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-      );
+      endSocket(socket, new EmulatorError(status, code, msg));
     },
-    bodyLimit: opts.bodyLimit ?? 256 * 1024,
-    routerOptions: { ignoreTrailingSlash: true },
+    // What the router refuses before any route or hook runs (a malformed percent-encoding in
+    // the path, an overlong path segment) would otherwise get Fastify's own body.
+    frameworkErrors: (err, req, reply) => send(reply, apiError(err, req.url)),
+    // Node answers a request without Host itself (an empty 400): the hook below does, in the API's body.
+    http: { requireHostHeader: false },
+    // Requests that arrive while closing: Fastify's own 503 body otherwise (the hook below answers).
+    return503OnClosing: false,
+    bodyLimit,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
   });
-  app.removeContentTypeParser('application/json');
+  // Node's own answers, outside Fastify: an Expect it cannot meet (417) and CONNECT (the
+  // socket would just be closed).
+  app.server.on('checkExpectation', (req, res) => {
+    const err = new EmulatorError(
+      417,
+      'ERR_EXPECTATION_FAILED',
+      `Expect: ${String(req.headers.expect)} is not supported (only 100-continue)`,
+    );
+    const body = JSON.stringify(err.body());
+    res.writeHead(err.status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
+    res.end(body);
+  });
+  app.server.on('connect', (req: { url?: string }, socket: Duplex) =>
+    endSocket(
+      socket,
+      new EmulatorError(405, 'ERR_METHOD_NOT_ALLOWED', `CONNECT is not allowed on ${req.url ?? ''}`),
+    ),
+  );
+  // Only JSON bodies: Fastify's built-in text/plain parser would hand a string to the handlers.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     if (body === '') return done(null, undefined);
     try {
@@ -128,20 +174,61 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   const send = (reply: FastifyReply, err: EmulatorError) => {
     reply.code(err.status).headers(err.headers).send(err.body());
   };
-  app.setErrorHandler((err: Error & { statusCode?: number; code?: string }, _req, reply) => {
-    if (err instanceof EmulatorError) return send(reply, err);
+  /** Any error, the framework's too, as the API's error. */
+  const apiError = (err: FrameworkError, url: string): EmulatorError => {
+    if (err instanceof EmulatorError) return err;
+    const path = url.split('?')[0]!;
+    switch (err.code) {
+      case 'FST_ERR_BAD_URL':
+        return new EmulatorError(
+          400,
+          'ERR_INVALID_PATH',
+          `the path ${path} is not valid: it has a malformed percent-encoding`,
+        );
+      case 'FST_ERR_MAX_PARAM_LENGTH':
+        return new EmulatorError(
+          414,
+          'ERR_URI_TOO_LONG',
+          `a segment of the path is longer than ${MAX_PATH_SEGMENT} characters`,
+        );
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        return new EmulatorError(
+          400,
+          'ERR_INVALID_CONTENT_LENGTH',
+          'the request body does not match its Content-Length',
+        );
+    }
     const status = err.statusCode ?? 500;
     if (status === 413)
-      return send(reply, new EmulatorError(413, 'ERR_BODY_TOO_LARGE', 'the request body is too large'));
-    if (status === 415) {
-      return send(
-        reply,
-        new EmulatorError(415, 'ERR_UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json'),
+      return new EmulatorError(
+        413,
+        'ERR_BODY_TOO_LARGE',
+        `the request body is larger than ${bodyLimit} bytes`,
       );
+    if (status === 415)
+      return new EmulatorError(415, 'ERR_UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+    if (status >= 400 && status < 500) {
+      const code =
+        status === 400
+          ? 'ERR_BAD_REQUEST'
+          : `ERR_${STATUS_CODES[status]?.toUpperCase().replace(/\W+/g, '_') ?? status}`;
+      return new EmulatorError(status, code, err.message);
     }
-    if (status < 500) return send(reply, new EmulatorError(status, 'ERR_BAD_REQUEST', err.message));
     app.log.error(err);
-    return send(reply, new EmulatorError(500, 'ERR_INTERNAL', 'internal error'));
+    return new EmulatorError(500, 'ERR_INTERNAL', 'internal error');
+  };
+  app.setErrorHandler((err: FrameworkError, req, reply) => send(reply, apiError(err, req.url)));
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new EmulatorError(503, 'ERR_SERVICE_UNAVAILABLE', 'the emulator is shutting down');
+    }
+    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined)
+      throw new EmulatorError(400, 'ERR_BAD_REQUEST', 'missing Host header (HTTP/1.1 requires it)');
   });
 
   const table = flattenOperations();
@@ -394,22 +481,7 @@ function registerAdmin(
       });
       admin.get('/state', async () => {
         const out: Record<string, unknown[]> = {};
-        for (const c of [
-          'ipPolicies',
-          'ipPolicyRules',
-          'ipRestrictions',
-          'tunnelGroupBackends',
-          'weightedBackends',
-          'sshCredentials',
-          'certificateAuthorities',
-          'httpsEdges',
-          'httpsEdgeRoutes',
-          'tcpEdges',
-          'tlsEdges',
-          'tunnelSessions',
-          'tunnels',
-          'agents',
-        ]) {
+        for (const c of Object.keys(STORED_RECORDS)) {
           out[c] = o.store.all(c);
         }
         return out;

@@ -1,6 +1,7 @@
 // In-memory collections with optional durability: with a data file every acknowledged
 // write is appended to a JSON-lines log and fsynced before the response is sent, so a
-// kill -9 loses nothing that was answered. The log is compacted at start-up.
+// kill -9 loses nothing that was answered. The log is compacted at start-up; a record
+// that is not JSON or not of its collection's shape (records.ts) stops it.
 import {
   closeSync,
   copyFileSync,
@@ -11,6 +12,9 @@ import {
   renameSync,
   writeSync,
 } from 'node:fs';
+import { z } from 'zod';
+import { STORED_RECORDS } from './records.ts';
+import { describeIssue } from './validation.ts';
 
 export type Rec = Record<string, unknown> & { id: string };
 type Entry = { c: string; id: string; rec?: Rec };
@@ -20,16 +24,44 @@ export class CorruptDataFile extends Error {
   override name = 'CorruptDataFile';
 }
 
-function parseEntry(line: string): Entry | undefined {
+/** A log line as the store writes it: a record put ({c, id, rec}) or deleted ({c, id}). */
+const LogLine = z.strictObject({
+  c: z.string(),
+  id: z.string().min(1),
+  rec: z.looseObject({}).optional(),
+});
+
+const firstIssue = (err: z.ZodError, at: PropertyKey[] = []) => {
+  const issue = err.issues[0]!;
+  const more = err.issues.length > 1 ? ` (and ${err.issues.length - 1} more)` : '';
+  return describeIssue({ ...issue, path: [...at, ...issue.path] } as z.core.$ZodIssue).msg + more;
+};
+
+/** The entry a line holds, or what is wrong with it; `json: false` when it is not even JSON. */
+function parseEntry(line: string): { entry: Entry } | { problem: string; json: boolean } {
+  let raw: unknown;
   try {
-    const e = JSON.parse(line) as Entry;
-    if (e && typeof e === 'object' && typeof e.c === 'string' && typeof e.id === 'string') return e;
-  } catch {}
-  return undefined;
+    raw = JSON.parse(line);
+  } catch {
+    return { problem: 'not JSON', json: false };
+  }
+  const parsed = LogLine.safeParse(raw);
+  if (!parsed.success) return { problem: firstIssue(parsed.error), json: true };
+  const { c, id } = parsed.data;
+  const shape = Object.hasOwn(STORED_RECORDS, c) ? STORED_RECORDS[c] : undefined;
+  if (!shape) return { problem: `c: unknown collection ${JSON.stringify(c)}`, json: true };
+  // the record as written, not zod's copy of it
+  const rec = (raw as { rec?: Rec }).rec;
+  if (rec === undefined) return { entry: { c, id } };
+  const r = shape.safeParse(rec);
+  if (!r.success) return { problem: `${c} ${id}: ${firstIssue(r.error, ['rec'])}`, json: true };
+  if (rec.id !== id)
+    return { problem: `${c} ${id}: rec.id: is ${JSON.stringify(rec.id)}, not ${id}`, json: true };
+  return { entry: { c, id, rec } };
 }
 
 export interface StoreOptions {
-  /** Keep every readable record of a corrupt file (the original is copied aside first). */
+  /** Keep every valid record of a corrupt file, dropping the bad ones (the original is copied aside first). */
   repair?: boolean;
   /** Told what a repair skipped. */
   warn?: (msg: string) => void;
@@ -46,28 +78,31 @@ export class Store {
     if (existsSync(dataFile)) {
       const text = readFileSync(dataFile, 'utf8');
       const lines = text.split('\n');
-      const bad: number[] = [];
+      const bad: { line: number; problem: string }[] = [];
       for (const [i, line] of lines.entries()) {
         if (!line) continue;
-        const e = parseEntry(line);
-        if (!e) {
+        const r = parseEntry(line);
+        if ('problem' in r) {
           // a torn last line (no newline after it) is a write that was never acknowledged
-          if (i < lines.length - 1) bad.push(i + 1);
+          if (r.json || i < lines.length - 1) bad.push({ line: i + 1, problem: r.problem });
           continue;
         }
+        const e = r.entry;
         if (e.rec) this.coll(e.c).set(e.id, e.rec);
         else this.coll(e.c).delete(e.id);
       }
       if (bad.length && !opts.repair) {
+        const [first] = bad;
         throw new CorruptDataFile(
-          `data file ${dataFile}: line ${bad[0]} is not a valid record${bad.length > 1 ? ` (${bad.length} bad lines)` : ''}; nothing was changed. Start with --repair to keep every readable record (the original is copied aside first)`,
+          `data file ${dataFile}: line ${first!.line} is not a valid record (${first!.problem})${bad.length > 1 ? `, and ${bad.length - 1} more bad line(s)` : ''}; nothing was changed. Start with --repair to keep every valid record (the original is copied aside first)`,
         );
       }
       if (bad.length) {
         this.backup = `${dataFile}.corrupt-${Date.now()}`;
         copyFileSync(dataFile, this.backup);
+        const numbers = bad.map((b) => b.line);
         opts.warn?.(
-          `data file ${dataFile}: skipped ${bad.length} unreadable line(s) (${bad.slice(0, 5).join(', ')}${bad.length > 5 ? ', ...' : ''}); original kept as ${this.backup}`,
+          `data file ${dataFile}: skipped ${bad.length} bad line(s) (${numbers.slice(0, 5).join(', ')}${numbers.length > 5 ? ', ...' : ''}; line ${bad[0]!.line}: ${bad[0]!.problem}); original kept as ${this.backup}`,
         );
       }
     }

@@ -22,6 +22,12 @@ const BUILTIN: Record<string, ResourcePath & { namespaced: boolean }> = {
   'v1/Pod': { group: '', version: 'v1', plural: 'pods', namespaced: true },
   'apps/v1/Deployment': { group: 'apps', version: 'v1', plural: 'deployments', namespaced: true },
   'batch/v1/Job': { group: 'batch', version: 'v1', plural: 'jobs', namespaced: true },
+  'networking.k8s.io/v1/NetworkPolicy': {
+    group: 'networking.k8s.io',
+    version: 'v1',
+    plural: 'networkpolicies',
+    namespaced: true,
+  },
   'policy/v1/PodDisruptionBudget': {
     group: 'policy',
     version: 'v1',

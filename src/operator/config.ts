@@ -7,11 +7,24 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/** A value quoted for an error message: control characters escaped, so the message stays one line. */
+const quote = (v: string) => JSON.stringify(v);
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/**
+ * Plain decimal only: digits, a fraction with s, m or h (1.5m), a unit (ms, s, m, h; none:
+ * seconds). No sign, exponent, hex, spaces or leading dot; a whole number of milliseconds.
+ */
 export function parseDuration(s: string, flag = 'duration'): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s.trim());
-  if (!m) throw new ConfigError(`${flag}: not a duration: "${s}" (use e.g. 30s, 10m, 1h)`);
-  const n = Number(m[1]);
-  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h']);
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(s);
+  const unit = (m?.[2] ?? 's') as keyof typeof UNIT_MS;
+  const ms = m ? Number(m[1]) * UNIT_MS[unit] : Number.NaN;
+  if (!m || !Number.isFinite(ms) || Math.abs(ms - Math.round(ms)) > 1e-6)
+    throw new ConfigError(
+      `${flag}: not a duration: ${quote(s)} (plain decimal with a unit, e.g. 30s, 1.5m, 1h, 500ms; whole milliseconds)`,
+    );
+  return Math.round(ms);
 }
 
 /** A duration within bounds; `zero` allows 0 as "off". */
@@ -28,7 +41,10 @@ export function boundedDuration(flag: string, value: string, min: number, max: n
 const formatMs = (ms: number) =>
   ms % 3_600_000 === 0 ? `${ms / 3_600_000}h` : ms % 60_000 === 0 ? `${ms / 60_000}m` : `${ms / 1000}s`;
 
-/** A number within bounds; `integer` refuses fractions. */
+/**
+ * A number within bounds, in plain decimal only: digits, and a fraction unless `integer`
+ * (no sign, exponent, hex, spaces, leading dot or Infinity).
+ */
 export function boundedNumber(
   flag: string,
   value: string,
@@ -36,10 +52,14 @@ export function boundedNumber(
   max: number,
   integer = false,
 ): number {
-  const n = value.trim() === '' ? Number.NaN : Number(value);
-  if (!Number.isFinite(n) || (integer && !Number.isInteger(n)))
-    throw new ConfigError(`${flag}: not a ${integer ? 'whole ' : ''}number: "${value}"`);
-  if (n < min || n > max) throw new ConfigError(`${flag}: ${value} is out of range (${min} to ${max})`);
+  if (!(integer ? /^\d+$/ : /^\d+(?:\.\d+)?$/).test(value))
+    throw new ConfigError(
+      integer
+        ? `${flag}: not a whole number: ${quote(value)} (digits only, e.g. ${min})`
+        : `${flag}: not a number: ${quote(value)} (plain decimal, e.g. ${min} or ${min}.5)`,
+    );
+  const n = Number(value);
+  if (!(n >= min && n <= max)) throw new ConfigError(`${flag}: ${value} is out of range (${min} to ${max})`);
   return n;
 }
 
@@ -52,15 +72,17 @@ export function parseBool(flag: string, value: string | boolean | undefined, fal
   const v = value.trim().toLowerCase();
   if (TRUE.has(v)) return true;
   if (FALSE.has(v)) return false;
-  throw new ConfigError(`${flag}: expected true or false (or yes/no, 1/0), got "${value}"`);
+  throw new ConfigError(`${flag}: expected true or false (or yes/no, 1/0), got ${quote(value)}`);
 }
 
 /** host:port, [v6]:port or :port; port 0 picks a free one. */
 export function parseListen(flag: string, value: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(value.trim());
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]*)):(\d{1,5})$/.exec(value);
   const port = m ? Number(m[3]) : Number.NaN;
   if (!m || port > 65535)
-    throw new ConfigError(`${flag}: "${value}" is not host:port (e.g. 127.0.0.1:8080, :8080, [::1]:8080)`);
+    throw new ConfigError(
+      `${flag}: ${quote(value)} is not host:port (e.g. 127.0.0.1:8080, :8080, [::1]:8080)`,
+    );
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
 
@@ -69,12 +91,32 @@ export const BOUNDS = {
   apiRateLimit: { min: 1, max: 1_000_000 },
   resyncMs: { min: 10_000, max: 24 * 3_600_000 },
   drainMs: { min: 0, max: 10 * 60_000 },
+  apiTimeoutMs: { min: 1000, max: 5 * 60_000 },
   agentMetricsMs: { min: 1000, max: 24 * 3_600_000 },
 } as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const LOG_FORMATS = ['auto', 'json', 'text'];
 /** Kubernetes label values: what --instance may be. */
 const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
+/**
+ * --cluster-id: it is compared byte for byte with the owner marker of every remote resource,
+ * so nothing invisible may hide in it: printable ASCII without spaces, at most 63 characters.
+ */
+const CLUSTER_ID = /^[!-~]{1,63}$/;
+/** An API key travels in an Authorization header: printable ASCII without spaces. */
+const API_KEY = /^[!-~]+$/;
+
+/** Refuses a key that cannot be one, without ever printing it. */
+function checkApiKey(key: string, source: string): string {
+  if (API_KEY.test(key)) return key;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: looking for exactly those
+  const what = /[\x00-\x1f\x7f]/.test(key)
+    ? 'a control character (such as a newline)'
+    : 'a space or a non-ASCII character';
+  throw new ConfigError(
+    `${source} contains ${what}; a key is printable ASCII without spaces (the key is not shown)`,
+  );
+}
 
 export interface OperatorConfig {
   kubeconfig?: string;
@@ -87,6 +129,10 @@ export interface OperatorConfig {
   /** Manage only objects labelled edge.tunnel.dev/instance=<instance>; empty: only unlabelled ones. */
   instance?: string;
   namespaces: string[];
+  /** Namespaces whose objects' remote resources any namespace may reference by id. */
+  sharedNamespaces: string[];
+  /** Connect, headers and body timeout of every Edge API call. */
+  apiTimeoutMs: number;
   concurrency: number;
   resyncMs: number;
   listen: string;
@@ -197,6 +243,22 @@ export function addOperatorOptions(cmd: Command): Command {
         .default('120'),
     )
     .addOption(
+      new Option(
+        '--shared-namespaces <list>',
+        "comma-separated namespaces whose objects' remote resources any namespace may reference by id (default: none; raw ids reach only resources made outside the cluster)",
+      )
+        .env('EDGE_SHARED_NAMESPACES')
+        .default(''),
+    )
+    .addOption(
+      new Option(
+        '--api-timeout <duration>',
+        'connect, headers and body timeout of every Edge API call (1s..5m); an API that does not answer shows as ApiUnavailable',
+      )
+        .env('EDGE_API_TIMEOUT')
+        .default('10s'),
+    )
+    .addOption(
       new Option('--drain-timeout <duration>', 'how long shutdown waits for in-flight reconciles (0..10m)')
         .env('EDGE_DRAIN_TIMEOUT')
         .default('30s'),
@@ -230,15 +292,22 @@ type Raw = Record<string, string | boolean | undefined>;
 
 /** Reads and checks every setting; a bad one throws a ConfigError naming the flag. */
 export function readConfig(o: Raw): OperatorConfig {
-  let apiKey = o.apiKey as string | undefined;
-  if (!apiKey && o.apiKeyFile) {
+  let apiKey = (o.apiKey as string) || undefined;
+  if (apiKey) apiKey = checkApiKey(apiKey, '--api-key (EDGE_API_KEY)');
+  else if (o.apiKeyFile) {
+    const file = o.apiKeyFile as string;
+    let text: string;
     try {
-      apiKey = readFileSync(o.apiKeyFile as string, 'utf8').trim();
+      text = readFileSync(file, 'utf8');
     } catch (err) {
       throw new ConfigError(
-        `--api-key-file: cannot read ${o.apiKeyFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+        `--api-key-file: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
       );
     }
+    // one trailing newline is how files end (echo, editors, --from-file); anything else is the key
+    text = text.replace(/\r?\n$/, '');
+    if (!text) throw new ConfigError(`--api-key-file: ${file} is empty`);
+    apiKey = checkApiKey(text, `--api-key-file: the key in ${file}`);
   }
   const apiUrl = (o.apiUrl as string) || undefined;
   if (apiUrl) {
@@ -247,7 +316,7 @@ export function readConfig(o: Raw): OperatorConfig {
       u = new URL(apiUrl);
     } catch {}
     if (!u || !/^https?:$/.test(u.protocol))
-      throw new ConfigError(`--api-url: "${apiUrl}" is not an http(s) URL`);
+      throw new ConfigError(`--api-url: ${quote(apiUrl)} is not an http(s) URL`);
   }
   const emulator = parseBool('--emulator', o.emulator, false);
   if (emulator && apiUrl)
@@ -257,19 +326,26 @@ export function readConfig(o: Raw): OperatorConfig {
   const instance = (o.instance as string) || undefined;
   if (instance !== undefined && !LABEL_VALUE.test(instance))
     throw new ConfigError(
-      `--instance: "${instance}" is not a valid label value (63 characters of [A-Za-z0-9-_.], alphanumeric at both ends)`,
+      `--instance: ${quote(instance)} is not a valid label value (63 characters of [A-Za-z0-9-_.], alphanumeric at both ends)`,
     );
   const logLevel = String(o.logLevel);
   if (!LOG_LEVELS.includes(logLevel))
-    throw new ConfigError(`--log-level: "${logLevel}" is not one of ${LOG_LEVELS.join(', ')}`);
+    throw new ConfigError(`--log-level: ${quote(logLevel)} is not one of ${LOG_LEVELS.join(', ')}`);
   const logFormat = String(o.logFormat);
   if (!LOG_FORMATS.includes(logFormat))
-    throw new ConfigError(`--log-format: "${logFormat}" is not one of ${LOG_FORMATS.join(', ')}`);
+    throw new ConfigError(`--log-format: ${quote(logFormat)} is not one of ${LOG_FORMATS.join(', ')}`);
   const listen = String(o.listen);
   parseListen('--listen', listen);
   const probeListen = (o.probeListen as string) || undefined;
   if (probeListen) parseListen('--probe-listen', probeListen);
   const agentMetrics = String(o.agentMetricsInterval ?? '60s');
+  const clusterId = (o.clusterId as string) || undefined;
+  if (clusterId !== undefined && !CLUSTER_ID.test(clusterId))
+    throw new ConfigError(
+      clusterId.length > 63
+        ? `--cluster-id: ${clusterId.length} characters, at most 63 are allowed`
+        : `--cluster-id: ${quote(clusterId)} may hold only printable ASCII without spaces (at most 63 characters)`,
+    );
   return {
     kubeconfig: (o.kubeconfig as string) || undefined,
     apiUrl,
@@ -281,6 +357,16 @@ export function readConfig(o: Raw): OperatorConfig {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    sharedNamespaces: String(o.sharedNamespaces ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    apiTimeoutMs: boundedDuration(
+      '--api-timeout',
+      String(o.apiTimeout),
+      BOUNDS.apiTimeoutMs.min,
+      BOUNDS.apiTimeoutMs.max,
+    ),
     concurrency: boundedNumber(
       '--concurrency',
       String(o.concurrency),
@@ -299,7 +385,7 @@ export function readConfig(o: Raw): OperatorConfig {
     leaderElectionNamespace: String(o.leaderElectionNamespace),
     leaderElectionId:
       (o.leaderElectionId as string) || (instance ? `edge-operator-${instance}` : 'edge-operator'),
-    clusterId: (o.clusterId as string) || undefined,
+    clusterId,
     logLevel,
     logFormat:
       logFormat === 'auto' ? (process.stdout.isTTY ? 'text' : 'json') : (logFormat as 'json' | 'text'),
@@ -308,6 +394,7 @@ export function readConfig(o: Raw): OperatorConfig {
       String(o.apiRateLimit),
       BOUNDS.apiRateLimit.min,
       BOUNDS.apiRateLimit.max,
+      true,
     ),
     drainMs: boundedDuration(
       '--drain-timeout',

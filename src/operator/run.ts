@@ -162,6 +162,11 @@ async function startOperator(
     baseUrl: apiUrl!,
     apiKey,
     rateLimitPerMinute: cfg.apiRatePerMinute,
+    timeouts: {
+      connectMs: Math.min(cfg.apiTimeoutMs, 10_000),
+      headersMs: cfg.apiTimeoutMs,
+      bodyMs: cfg.apiTimeoutMs,
+    },
     onCall: (e) => {
       metrics.apiRequests.inc({ operation: e.operation, status: String(e.status) });
       metrics.apiDuration.observe({ operation: e.operation }, e.durationMs / 1000);
@@ -189,6 +194,7 @@ async function startOperator(
     digestKey,
     identity: `${hostname()}-${process.pid}`,
     namespaces: cfg.namespaces,
+    sharedNamespaces: cfg.sharedNamespaces,
     concurrency: cfg.concurrency,
     resyncMs: cfg.resyncMs,
     drainMs: cfg.drainMs,

@@ -46,6 +46,21 @@ const helmTemplate = (set: string[]) =>
 /** Rendered with an API URL unless the settings give one (later --set values win). */
 const template = (...set: string[]) => docs(helmTemplate(['api.url=https://api.example.com', ...set]));
 
+interface NetworkPolicySpec {
+  podSelector: { matchLabels: Record<string, string> };
+  policyTypes: string[];
+  ingress: { ports?: { port: number | string; protocol?: string }[]; from?: object[] }[];
+  egress?: { ports?: { port: number | string; protocol?: string }[]; to?: object[] }[];
+}
+const networkPolicies = (objs: KubeObject[]) =>
+  objs
+    .filter((o) => o.kind === 'NetworkPolicy')
+    .map((o) => (o as unknown as { spec: NetworkPolicySpec }).spec);
+
+/** Server-side dry run of rendered manifests (the chart's NetworkPolicy too). */
+const dryRun = (kube: Kube, objs: KubeObject[], namespace: string) =>
+  apply(kube, objs, namespace, { dryRun: true });
+
 describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
   let w: World;
   beforeAll(async () => {
@@ -128,6 +143,126 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     }
   });
 
+  it('a NetworkPolicy lets only the monitoring namespace reach /metrics by default; selectors are values', () => {
+    const objs = template();
+    const [np, ...more] = networkPolicies(objs);
+    expect(more).toEqual([]);
+    // it selects the operator's pods
+    const deploy = objs.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { template: { metadata: { labels: Record<string, string> } } };
+    };
+    expect(np!.podSelector.matchLabels).toEqual({
+      'app.kubernetes.io/name': 'edge-operator',
+      'app.kubernetes.io/instance': 'edge-operator',
+    });
+    expect(deploy.spec.template.metadata.labels).toMatchObject(np!.podSelector.matchLabels);
+    // ingress only, to the metrics port, from the namespace named monitoring; egress untouched
+    expect(np!.policyTypes).toEqual(['Ingress']);
+    expect(np!.ingress).toEqual([
+      {
+        ports: [{ port: 8080, protocol: 'TCP' }],
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+      },
+    ]);
+    expect(np!.egress).toBeUndefined();
+    // the kustomize base has the same policy
+    expect(networkPolicies(docs(readFileSync(join(REPO_ROOT, 'deploy/base/operator.yaml'), 'utf8')))).toEqual(
+      [np],
+    );
+
+    // off when disabled
+    expect(networkPolicies(template('networkPolicy.enabled=false'))).toEqual([]);
+
+    // custom namespaces, a pod selector within them, extra peers and rules, another port
+    const [custom] = networkPolicies(
+      template(
+        'networkPolicy.metrics.namespaces={observability,prometheus}',
+        'networkPolicy.metrics.podSelector.matchLabels.app=prometheus',
+        'networkPolicy.metrics.extraFrom[0].podSelector.matchLabels.app=debug',
+        'networkPolicy.metrics.extraFrom[1].namespaceSelector.matchLabels.team=obs',
+        'networkPolicy.metrics.extraFrom[1].podSelector.matchLabels.app=vmagent',
+        'networkPolicy.extraIngress[0].from[0].ipBlock.cidr=10.0.0.0/24',
+        'networkPolicy.extraIngress[0].ports[0].port=8080',
+        'metrics.service.port=9090',
+      ),
+    );
+    const ns = (name: string) => ({ matchLabels: { 'kubernetes.io/metadata.name': name } });
+    const prometheus = { matchLabels: { app: 'prometheus' } };
+    expect(custom!.ingress).toEqual([
+      {
+        ports: [{ port: 9090, protocol: 'TCP' }],
+        from: [
+          { namespaceSelector: ns('observability'), podSelector: prometheus },
+          { namespaceSelector: ns('prometheus'), podSelector: prometheus },
+          { podSelector: { matchLabels: { app: 'debug' } } },
+          {
+            namespaceSelector: { matchLabels: { team: 'obs' } },
+            podSelector: { matchLabels: { app: 'vmagent' } },
+          },
+        ],
+      },
+      { from: [{ ipBlock: { cidr: '10.0.0.0/24' } }], ports: [{ port: 8080 }] },
+    ]);
+    // no peers at all: nothing but the node (the probes) may connect
+    expect(networkPolicies(template('networkPolicy.metrics.namespaces=null'))[0]!.ingress).toEqual([]);
+
+    // egress is opt-in: DNS and the rules (by default TCP 443 and 6443)
+    const [egress] = networkPolicies(template('networkPolicy.egress.enabled=true'));
+    expect(egress!.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(egress!.egress).toEqual([
+      {
+        ports: [
+          { port: 53, protocol: 'UDP' },
+          { port: 53, protocol: 'TCP' },
+        ],
+      },
+      {
+        ports: [
+          { port: 443, protocol: 'TCP' },
+          { port: 6443, protocol: 'TCP' },
+        ],
+      },
+    ]);
+
+    // the schema is strict here too
+    for (const bad of [
+      'networkPolicy.enabled=maybe',
+      'networkPolicy.namespaces={monitoring}',
+      'networkPolicy.metrics.namespaces={Not_A_Namespace}',
+      'networkPolicy.metrics.extraFrom[0].podSelectr.app=x',
+      'networkPolicy.egress.rules[0].ports[0].protocol=HTTP',
+    ])
+      expect(() => template(bad), bad).toThrow();
+  });
+
+  it('numbers reach the operator as plain decimal, whatever Helm parsed them as', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'edge-values-'));
+    try {
+      // a number from a values file is a float to Helm: 1000000 would render as 1e+06
+      const values = join(dir, 'values.yaml');
+      writeFileSync(values, 'api: {rateLimitPerMinute: 1000000}\nconcurrency: 64\n');
+      const env = (
+        docs(
+          execFileSync(
+            bin('helm'),
+            ['template', 'eo', CHART, '--set', 'api.url=https://api.example.com', '-f', values],
+            { encoding: 'utf8' },
+          ),
+        ).find((o) => o.kind === 'Deployment') as unknown as {
+          spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } };
+        }
+      ).spec.template.spec.containers[0]!.env;
+      expect(env).toContainEqual({ name: 'EDGE_API_RATE_LIMIT', value: '1000000' });
+      expect(env).toContainEqual({ name: 'EDGE_CONCURRENCY', value: '64' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    // what the operator refuses at start, the schema refuses at install
+    for (const bad of ['clusterId=' + 'x'.repeat(64), 'clusterId=prod eu', 'api.key=a b'])
+      expect(() => template(bad), bad).toThrow();
+    expect(() => template('clusterId=' + 'x'.repeat(63), 'api.key=k-1')).not.toThrow();
+  });
+
   it('deploy/base/operator.yaml is the chart rendered (npm run deploy:base)', () => {
     expect(readFileSync(join(REPO_ROOT, 'deploy/base/operator.yaml'), 'utf8')).toBe(renderBase());
   });
@@ -170,18 +305,30 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       .catch((e: KubeError) => {
         if (e.status !== 409) throw e;
       });
-    await apply(
+    const first = template(
+      'api.url=https://api.example.com',
+      'api.key=k',
+      'podDisruptionBudget.enabled=true',
+      'replicaCount=2',
+    );
+    expect(networkPolicies(first)).toHaveLength(1);
+    await dryRun(w.kube, first, 'edge-system');
+    await dryRun(w.kube, template('watchNamespaces={default}'), 'edge-system');
+    // the NetworkPolicy with every value set is accepted too
+    await dryRun(
       w.kube,
       template(
-        'api.url=https://api.example.com',
-        'api.key=k',
-        'podDisruptionBudget.enabled=true',
-        'replicaCount=2',
-      ),
+        'networkPolicy.metrics.namespaces={monitoring,observability}',
+        'networkPolicy.metrics.podSelector.matchLabels.app=prometheus',
+        'networkPolicy.metrics.extraFrom[0].podSelector.matchLabels.app=debug',
+        'networkPolicy.extraIngress[0].from[0].ipBlock.cidr=10.0.0.0/24',
+        'networkPolicy.extraIngress[0].ports[0].port=8080',
+        'networkPolicy.egress.enabled=true',
+        'networkPolicy.egress.rules[0].to[0].ipBlock.cidr=203.0.113.0/24',
+        'networkPolicy.egress.rules[0].ports[0].port=443',
+      ).filter((o) => o.kind === 'NetworkPolicy'),
       'edge-system',
-      { dryRun: true },
     );
-    await apply(w.kube, template('watchNamespaces={default}'), 'edge-system', { dryRun: true });
     // the values a platform team sets in its first weeks
     const day2 = docs(
       execFileSync(
@@ -236,7 +383,7 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       '--timeout',
       '300',
     ]);
-    await apply(w.kube, day2, 'edge-system', { dryRun: true });
+    await dryRun(w.kube, day2, 'edge-system');
     // a value the schema does not know is refused at once, naming it
     expect(() => helmTemplate(['api.url=https://api.example.com', 'extraEnvs[0].name=X'])).toThrow(
       /extraEnvs/,
@@ -248,7 +395,8 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       // the CRDs and the operator are apart: deleting one never deletes the other
       expect(objs.some((o) => o.kind === 'Deployment')).toBe(dir !== 'deploy/crds');
       expect(objs.some((o) => o.kind === 'CustomResourceDefinition')).toBe(dir === 'deploy/crds');
-      await apply(w.kube, objs, 'edge-system', { dryRun: true });
+      expect(objs.some((o) => o.kind === 'NetworkPolicy')).toBe(dir !== 'deploy/crds');
+      await dryRun(w.kube, objs, 'edge-system');
     }
   });
 

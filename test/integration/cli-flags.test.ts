@@ -63,7 +63,8 @@ function documented(readme: string): Map<string, Set<string>> {
       }
       return;
     }
-    for (const block of part.split(/\n\s*\n/)) {
+    // paragraphs, and each item of a list apart
+    for (const block of part.split(/\n\s*\n|\n(?=- )/)) {
       if (/^\| `--/m.test(block)) {
         for (const row of block.split('\n').filter((l) => l.startsWith('| `--')))
           add(['operator'], row.split('|')[1]!);

@@ -1,12 +1,14 @@
 // The emulator refuses to lose data or to break: a corrupt data file stops start-up (or is
 // repaired on request, keeping a copy), bad admin input is a 400, and every error a client
-// can provoke, even below the router, has the API's error body.
+// can provoke, even below the router (Fastify's, Node's, the HTTP parser's), has the API's
+// error body.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publicErrorCode } from '../../src/emulator/error-codes.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { emulatorWithClient, type Harness } from './harness.ts';
@@ -24,7 +26,36 @@ async function edgectl(args: string[]): Promise<{ code: number; stderr: string; 
   }
 }
 
-const record = (c: string, id: string) => JSON.stringify({ c, id, rec: { id, description: id } });
+/** The API's error body for a status and a descriptive code (its public number where it has one). */
+const errorOf = (status: number, code: string) => ({
+  error_code: publicErrorCode(code),
+  status_code: status,
+  msg: expect.any(String),
+  details: { operation_id: expect.stringMatching(/^op_/), code },
+});
+
+/** One raw HTTP exchange on its own connection, for what fetch would never send. */
+function rawHttp(url: string, text: string): Promise<{ status: number; body: unknown }> {
+  const { port, hostname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const s = connect(Number(port), hostname, () => s.write(text));
+    let out = '';
+    s.on('data', (d) => {
+      out += d;
+    });
+    s.on('end', () => {
+      const body = out.slice(out.indexOf('\r\n\r\n') + 4);
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(out)?.[1]),
+        body: body ? JSON.parse(body) : undefined,
+      });
+    });
+    s.on('error', reject);
+  });
+}
+
+const record = (c: string, id: string) =>
+  JSON.stringify({ c, id, rec: { id, created_at: '2024-05-01T10:00:00Z', description: id, metadata: '' } });
 
 describe('data file', () => {
   it('refuses to start on a corrupt record in the middle, names the line, and changes nothing', async () => {
@@ -114,26 +145,214 @@ describe('requests', () => {
   });
 
   it("answers the HTTP parser's own errors (bad request, huge headers) with the API's error body", async () => {
-    const { port, hostname } = new URL(h.emu.url);
-    const raw = (text: string) =>
-      new Promise<string>((resolve, reject) => {
-        const s = connect(Number(port), hostname, () => s.write(text));
-        let out = '';
-        s.on('data', (d) => {
-          out += d;
-        });
-        s.on('end', () => resolve(out));
-        s.on('error', reject);
+    const bad = await rawHttp(h.emu.url, 'NOT HTTP AT ALL\r\n\r\n');
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject(apiShape);
+    const big = await rawHttp(
+      h.emu.url,
+      `GET /ip_policies HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(big.status).toBe(431);
+    expect(big.body).toMatchObject({ ...apiShape, status_code: 431 });
+  });
+
+  it("answers every malformed request the framework refuses with the API's error body", async () => {
+    const json = { 'content-type': 'application/json' };
+    const cases: [
+      string,
+      string,
+      string,
+      Record<string, string>,
+      string | Uint8Array | undefined,
+      number,
+      string,
+    ][] = [
+      [
+        'malformed percent-encoding in an id',
+        'GET',
+        '/ip_policies/%',
+        {},
+        undefined,
+        400,
+        'ERR_INVALID_PATH',
+      ],
+      [
+        'malformed percent-encoding in a path',
+        'GET',
+        '/ip_polic%zzies',
+        {},
+        undefined,
+        400,
+        'ERR_INVALID_PATH',
+      ],
+      ['... on an admin path', 'DELETE', '/_emulator/agents/%', {}, undefined, 400, 'ERR_INVALID_PATH'],
+      [
+        'a path segment too long',
+        'GET',
+        `/ip_policies/ipp_${'a'.repeat(200)}`,
+        {},
+        undefined,
+        414,
+        'ERR_URI_TOO_LONG',
+      ],
+      [
+        'a text/plain body',
+        'POST',
+        '/ip_policies',
+        { 'content-type': 'text/plain' },
+        '{}',
+        415,
+        'ERR_UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        'a body without a content type',
+        'POST',
+        '/ip_policies',
+        {},
+        new TextEncoder().encode('{}'),
+        415,
+        'ERR_UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        'a content type that does not parse',
+        'POST',
+        '/ip_policies',
+        { 'content-type': ';;' },
+        '{}',
+        415,
+        'ERR_UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        'a form body',
+        'POST',
+        '/ip_policies',
+        { 'content-type': 'application/x-www-form-urlencoded' },
+        'a=1',
+        415,
+        'ERR_UNSUPPORTED_MEDIA_TYPE',
+      ],
+      [
+        'a body over the limit',
+        'POST',
+        '/ip_policies',
+        json,
+        JSON.stringify({ metadata: 'x'.repeat(300_000) }),
+        413,
+        'ERR_BODY_TOO_LARGE',
+      ],
+      ['malformed JSON', 'POST', '/ip_policies', json, '{"description":', 400, 'ERR_INVALID_JSON'],
+      ['a JSON body that is not an object', 'POST', '/ip_policies', json, '[1]', 400, 'ERR_INVALID_BODY'],
+      ['an unknown path', 'GET', '/no/such/path', {}, undefined, 404, 'ERR_NO_SUCH_PATH'],
+      ['an unknown admin path', 'GET', '/_emulator/nope', {}, undefined, 404, 'ERR_NO_SUCH_PATH'],
+      [
+        'a method the path does not have',
+        'PUT',
+        '/ip_policies',
+        {},
+        undefined,
+        405,
+        'ERR_METHOD_NOT_ALLOWED',
+      ],
+      ['a method no path has', 'PROPFIND', '/ip_policies', {}, undefined, 405, 'ERR_METHOD_NOT_ALLOWED'],
+      [
+        'malformed percent-encoding in a query value',
+        'GET',
+        '/ip_policies?limit=%zz',
+        {},
+        undefined,
+        400,
+        'ERR_INVALID_LIMIT',
+      ],
+      [
+        'malformed percent-encoding in a query name',
+        'GET',
+        '/ip_policies?%zz=1',
+        {},
+        undefined,
+        400,
+        'ERR_UNKNOWN_QUERY_PARAMETER',
+      ],
+      [
+        'a query parameter given twice',
+        'GET',
+        '/ip_policies?limit=1&limit=2',
+        {},
+        undefined,
+        400,
+        'ERR_INVALID_LIMIT',
+      ],
+      [
+        'a bracketed query parameter',
+        'GET',
+        '/ip_policies?limit[]=1',
+        {},
+        undefined,
+        400,
+        'ERR_UNKNOWN_QUERY_PARAMETER',
+      ],
+    ];
+    for (const [what, method, path, headers, body, status, code] of cases) {
+      const res = await fetch(`${h.emu.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${h.emu.apiKey}`, 'service-version': '2', ...headers },
+        body,
       });
-    const bad = await raw('NOT HTTP AT ALL\r\n\r\n');
-    expect(bad).toMatch(/^HTTP\/1\.1 400/);
-    expect(JSON.parse(bad.slice(bad.indexOf('\r\n\r\n') + 4))).toMatchObject(apiShape);
-    const big = await raw(`GET /ip_policies HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`);
-    expect(big).toMatch(/^HTTP\/1\.1 431/);
-    expect(JSON.parse(big.slice(big.indexOf('\r\n\r\n') + 4))).toMatchObject({
-      ...apiShape,
-      status_code: 431,
+      const text = await res.text();
+      expect(res.status, what).toBe(status);
+      expect(res.headers.get('content-type'), what).toMatch(/^application\/json/);
+      expect(JSON.parse(text), what).toMatchObject(errorOf(status, code));
+    }
+  });
+
+  it("answers what Node itself would refuse (no Host, an unmet Expect, CONNECT) with the API's error body", async () => {
+    const auth = `authorization: Bearer ${h.emu.apiKey}\r\nservice-version: 2\r\nconnection: close\r\n`;
+    const cases: [string, string, number, string][] = [
+      ['HTTP/1.1 without Host', `GET /ip_policies HTTP/1.1\r\n${auth}\r\n`, 400, 'ERR_BAD_REQUEST'],
+      [
+        'an Expect other than 100-continue',
+        `GET /ip_policies HTTP/1.1\r\nhost: x\r\nexpect: later\r\n${auth}\r\n`,
+        417,
+        'ERR_EXPECTATION_FAILED',
+      ],
+      [
+        'CONNECT',
+        'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n',
+        405,
+        'ERR_METHOD_NOT_ALLOWED',
+      ],
+      ['an unknown method', `BREW /ip_policies HTTP/1.1\r\nhost: x\r\n${auth}\r\n`, 400, 'ERR_BAD_REQUEST'],
+    ];
+    for (const [what, text, status, code] of cases) {
+      const res = await rawHttp(h.emu.url, text);
+      expect(res.status, what).toBe(status);
+      expect(res.body, what).toMatchObject(errorOf(status, code));
+    }
+  });
+
+  it("answers a request that arrives while it shuts down with 503 and the API's error body", async () => {
+    const emu = await startEmulator({ faults: { latencyMs: 1500, pathPattern: '^/tunnels' } });
+    const { port, hostname } = new URL(emu.url);
+    const head = `host: x\r\nauthorization: Bearer ${emu.apiKey}\r\nservice-version: 2\r\n`;
+    const s = connect(Number(port), hostname);
+    let out = '';
+    s.on('data', (d) => {
+      out += d;
     });
+    await new Promise((r) => s.once('connect', r));
+    // a slow request keeps the connection busy while close() begins; the next one on it is refused
+    s.write(`GET /tunnels HTTP/1.1\r\n${head}\r\n`);
+    await new Promise((r) => setTimeout(r, 300));
+    const closed = emu.close();
+    await new Promise((r) => setTimeout(r, 100));
+    s.write(`GET /ip_policies HTTP/1.1\r\n${head}\r\n`);
+    await closed;
+    await new Promise((r) => (s.readableEnded ? r(undefined) : s.once('end', r)));
+    const second = out.slice(out.indexOf('HTTP/1.1', 1));
+    expect(out).toMatch(/^HTTP\/1\.1 200/);
+    expect(second).toMatch(/^HTTP\/1\.1 503/);
+    expect(JSON.parse(second.slice(second.indexOf('\r\n\r\n') + 4))).toMatchObject(
+      errorOf(503, 'ERR_SERVICE_UNAVAILABLE'),
+    );
   });
 });
 

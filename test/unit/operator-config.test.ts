@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliIO, EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
-import { parseBool, readConfig } from '../../src/operator/config.ts';
+import { parseBool, parseDuration, readConfig } from '../../src/operator/config.ts';
 import { createLogger } from '../../src/operator/runtime/logging.ts';
 import { scratchDir } from '../support/scratch.ts';
 
@@ -55,14 +55,15 @@ const base = {
   logLevel: 'info',
   logFormat: 'auto',
   agentMetricsInterval: '60s',
+  apiTimeout: '10s',
 };
 
 describe('operator flags', () => {
   it.each([
-    [{ apiRateLimit: 'banana' }, '--api-rate-limit: not a number: "banana"'],
+    [{ apiRateLimit: 'banana' }, '--api-rate-limit: not a whole number: "banana"'],
     [{ apiRateLimit: '0' }, '--api-rate-limit: 0 is out of range'],
-    [{ apiRateLimit: '-1' }, '--api-rate-limit: -1 is out of range'],
-    [{ apiRateLimit: 'Infinity' }, '--api-rate-limit: not a number'],
+    [{ apiRateLimit: '-1' }, '--api-rate-limit: not a whole number: "-1"'],
+    [{ apiRateLimit: 'Infinity' }, '--api-rate-limit: not a whole number'],
     [{ resyncPeriod: '0' }, '--resync-period: 0 is out of range (10s to 24h)'],
     [{ resyncPeriod: '0s' }, '--resync-period: 0s is out of range'],
     [{ resyncPeriod: 'soon' }, '--resync-period: not a duration: "soon"'],
@@ -74,6 +75,9 @@ describe('operator flags', () => {
     [{ listen: '127.0.0.1:99999' }, '--listen: "127.0.0.1:99999" is not host:port'],
     [{ probeListen: 'x' }, '--probe-listen: "x" is not host:port'],
     [{ drainTimeout: '1h' }, '--drain-timeout: 1h is out of range'],
+    [{ apiTimeout: '500ms' }, '--api-timeout: 500ms is out of range (1s to 5m)'],
+    [{ apiTimeout: '10m' }, '--api-timeout: 10m is out of range (1s to 5m)'],
+    [{ apiTimeout: '1e1s' }, '--api-timeout: not a duration'],
     [{ logLevel: 'loud' }, '--log-level: "loud" is not one of'],
     [{ logFormat: 'pretty' }, '--log-format: "pretty" is not one of auto, json, text'],
     [{ instance: 'Not A Label!' }, '--instance: "Not A Label!" is not a valid label value'],
@@ -96,12 +100,264 @@ describe('operator flags', () => {
     expect(c.resyncMs).toBe(600_000);
     expect(c.leaderElectionId).toBe('edge-operator');
     expect(readConfig({ ...base, instance: 'blue' }).leaderElectionId).toBe('edge-operator-blue');
+    expect(c.apiTimeoutMs).toBe(10_000);
+    expect(readConfig({ ...base, sharedNamespaces: 'platform, shared' }).sharedNamespaces).toEqual([
+      'platform',
+      'shared',
+    ]);
   });
 
   it('a bad flag is one line on stderr and exit 2, from the command line', async () => {
     const r = await operator(['--api-rate-limit', 'banana', '--kubeconfig', kubeconfig]);
     expect(r.code).toBe(EXIT.usage);
-    expect(r.err).toBe('error: --api-rate-limit: not a number: "banana"\n');
+    expect(r.err).toBe('error: --api-rate-limit: not a whole number: "banana" (digits only, e.g. 1)\n');
+  });
+});
+
+// Numbers are plain decimal: what Number() or a YAML parser would also take (1e1, 0x10, " 4",
+// +4, Infinity) is a typo or a template rendering a float, and is refused naming the rule.
+describe('numbers and durations are plain decimal', () => {
+  type Case = [Record<string, string>, string];
+  /** Each value of `key` refused with `message`. */
+  const each =
+    (key: string, message: string) =>
+    (v: string): Case => [{ [key]: v }, message];
+  const whole = (flag: string) => `${flag}: not a whole number:`;
+  const duration = (flag: string) => `${flag}: not a duration:`;
+  const refused: Case[] = [
+    ...[
+      '1e1',
+      '0x10',
+      ' 4',
+      '4 ',
+      '\t4',
+      '4\n',
+      '+4',
+      '-0',
+      '4.0',
+      '.5',
+      '4.',
+      '0b11',
+      '0o7',
+      '1_000',
+      'Infinity',
+      '',
+    ].map(each('concurrency', whole('--concurrency'))),
+    ...['1e2', '0x78', ' 120', '120 ', '+120', '1.5', '120.0', 'NaN', '1e+06', '１２０'].map(
+      each('apiRateLimit', whole('--api-rate-limit')),
+    ),
+    ...[
+      '1e1s',
+      '1e1',
+      '0x10s',
+      ' 10m',
+      '10m ',
+      '10 m',
+      '+10m',
+      '-10m',
+      '.5h',
+      '5.h',
+      '10M',
+      '10min',
+      '1h30m',
+      '10mm',
+      '1.5ms',
+      '0.0001s',
+      'Infinitys',
+      '',
+    ].map(each('resyncPeriod', duration('--resync-period'))),
+    ...[' 30s', '3e1s', '30s\n', '0x1e'].map(each('drainTimeout', duration('--drain-timeout'))),
+    ...[' 0', '0 ', '6e1s', '-0'].map(each('agentMetricsInterval', duration('--agent-metrics-interval'))),
+    ...[
+      ' 127.0.0.1:8080',
+      '127.0.0.1:8080 ',
+      '127.0.0.1:0x50',
+      '127.0.0.1:8e3',
+      '127.0.0.1: 80',
+      ':+80',
+      '127.0.0.1:-1',
+      'host name:80',
+    ].map(each('listen', '--listen:')),
+    [{ probeListen: ':8081\n' }, '--probe-listen: ":8081\\n" is not host:port'],
+  ];
+  it.each(refused)('%o is refused: %s', (over, message) => {
+    expect(() => readConfig({ ...base, ...over })).toThrow(message);
+  });
+
+  it.each([
+    [{ concurrency: '1' }, { concurrency: 1 }],
+    [{ concurrency: '64' }, { concurrency: 64 }],
+    [{ concurrency: '08' }, { concurrency: 8 }],
+    [{ apiRateLimit: '1000000' }, { apiRatePerMinute: 1_000_000 }],
+    [{ resyncPeriod: '10s' }, { resyncMs: 10_000 }],
+    [{ resyncPeriod: '1.5m' }, { resyncMs: 90_000 }],
+    [{ resyncPeriod: '0.5h' }, { resyncMs: 1_800_000 }],
+    [{ resyncPeriod: '24h' }, { resyncMs: 86_400_000 }],
+    [{ resyncPeriod: '90' }, { resyncMs: 90_000 }],
+    [{ resyncPeriod: '15000ms' }, { resyncMs: 15_000 }],
+    [{ drainTimeout: '0' }, { drainMs: 0 }],
+    [{ drainTimeout: '2.5s' }, { drainMs: 2500 }],
+    [{ drainTimeout: '10m' }, { drainMs: 600_000 }],
+    [{ agentMetricsInterval: '0s' }, { agentMetricsMs: 0 }],
+    [{ agentMetricsInterval: '1500ms' }, { agentMetricsMs: 1500 }],
+    [{ listen: '0.0.0.0:8080' }, { listen: '0.0.0.0:8080' }],
+  ])('%o is accepted', (over, expected) => {
+    expect(readConfig({ ...base, ...over })).toMatchObject(expected);
+  });
+
+  it('each refusal is one line naming the flag and the rule', () => {
+    expect(() => readConfig({ ...base, concurrency: '1e1' })).toThrow(
+      '--concurrency: not a whole number: "1e1" (digits only, e.g. 1)',
+    );
+    expect(() => readConfig({ ...base, resyncPeriod: ' 10m' })).toThrow(
+      '--resync-period: not a duration: " 10m" (plain decimal with a unit, e.g. 30s, 1.5m, 1h, 500ms; whole milliseconds)',
+    );
+    // a value with a newline is shown escaped, never as a second line
+    let message = '';
+    try {
+      readConfig({ ...base, concurrency: '4\nx' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toBe('--concurrency: not a whole number: "4\\nx" (digits only, e.g. 1)');
+  });
+
+  it('in range once plain: out-of-range numbers still name the bounds', () => {
+    expect(() => readConfig({ ...base, concurrency: '65' })).toThrow(
+      '--concurrency: 65 is out of range (1 to 64)',
+    );
+    expect(() => readConfig({ ...base, concurrency: '0' })).toThrow(
+      '--concurrency: 0 is out of range (1 to 64)',
+    );
+    expect(() => readConfig({ ...base, concurrency: '9'.repeat(400) })).toThrow('is out of range (1 to 64)');
+    expect(() => readConfig({ ...base, resyncPeriod: '9'.repeat(400) })).toThrow(
+      '--resync-period: not a duration',
+    );
+  });
+
+  it('parseDuration (also edgectl sessions upgrade --timeout) has the same rule', () => {
+    expect(parseDuration('2m')).toBe(120_000);
+    expect(parseDuration('1.25s')).toBe(1250);
+    for (const bad of ['1e1s', ' 2m', '2m ', '0x10', '-1s', '2 m'])
+      expect(() => parseDuration(bad), bad).toThrow();
+  });
+});
+
+// The key is refused before anything starts, and the message never contains it.
+describe('API key and cluster id', () => {
+  const SECRET = 'sk_live_0123456789abcdef';
+  const keyFile = (content: string) => {
+    const f = join(scratchDir('key-'), 'api-key');
+    writeFileSync(f, content);
+    return f;
+  };
+  const refusal = (over: Record<string, string>) => {
+    try {
+      readConfig({ ...base, ...over });
+    } catch (e) {
+      return (e as Error).message;
+    }
+    throw new Error('accepted');
+  };
+
+  it.each([
+    ['an embedded newline', `${SECRET}\nX-Injected: 1`],
+    ['a trailing newline', `${SECRET}\n`],
+    ['a carriage return', `${SECRET}\r`],
+    ['a tab', `\t${SECRET}`],
+    ['a NUL', `${SECRET}\u0000`],
+    ['DEL', `${SECRET}\u007f`],
+    ['an escape sequence', `\u001b[2J${SECRET}`],
+  ])('--api-key with %s is refused without showing it', (_what, key) => {
+    const m = refusal({ apiKey: key });
+    expect(m).toBe(
+      '--api-key (EDGE_API_KEY) contains a control character (such as a newline); a key is printable ASCII without spaces (the key is not shown)',
+    );
+    expect(m).not.toContain(SECRET.slice(3));
+  });
+
+  it.each([
+    ['a space', `${SECRET} x`],
+    ['a leading space', ` ${SECRET}`],
+    ['a non-ASCII character', `${SECRET}é`],
+    ['a non-breaking space', `${SECRET}\u00a0`],
+  ])('--api-key with %s is refused without showing it', (_what, key) => {
+    const m = refusal({ apiKey: key });
+    expect(m).toMatch(/^--api-key \(EDGE_API_KEY\) contains a space or a non-ASCII character;/);
+    expect(m).not.toContain(SECRET.slice(3));
+  });
+
+  it.each([
+    ['an embedded newline', `${SECRET}\nmore\n`, 'control character'],
+    ['two trailing newlines', `${SECRET}\n\n`, 'control character'],
+    ['a trailing space before the newline', `${SECRET} \n`, 'space or a non-ASCII'],
+    ['a leading newline', `\n${SECRET}`, 'control character'],
+    ['a NUL', `${SECRET}\u0000\n`, 'control character'],
+  ])('--api-key-file with %s is refused without showing the key', (_what, content, rule) => {
+    const f = keyFile(content);
+    const m = refusal({ apiKeyFile: f });
+    expect(m).toMatch(new RegExp(`^--api-key-file: the key in ${f} contains a ${rule}`));
+    expect(m).toContain('(the key is not shown)');
+    expect(m.split('\n')).toHaveLength(1);
+    expect(m).not.toContain(SECRET.slice(3));
+  });
+
+  it('--api-key-file: one trailing newline (LF or CRLF) is how files end and is dropped', () => {
+    for (const content of [SECRET, `${SECRET}\n`, `${SECRET}\r\n`])
+      expect(readConfig({ ...base, apiKeyFile: keyFile(content) }).apiKey).toBe(SECRET);
+    expect(readConfig({ ...base, apiKey: SECRET }).apiKey).toBe(SECRET);
+    // the flag or env var wins over the file, as before
+    expect(readConfig({ ...base, apiKey: SECRET, apiKeyFile: keyFile('other') }).apiKey).toBe(SECRET);
+  });
+
+  it('--api-key-file that is empty or unreadable is one line naming the file', () => {
+    for (const content of ['', '\n']) {
+      const f = keyFile(content);
+      expect(refusal({ apiKeyFile: f })).toBe(`--api-key-file: ${f} is empty`);
+    }
+    expect(refusal({ apiKeyFile: '/nonexistent/key' })).toBe(
+      '--api-key-file: cannot read /nonexistent/key: ENOENT',
+    );
+  });
+
+  it('a bad key is exit 2 from the command line, before any cluster is touched, and never printed', async () => {
+    const r = await operator(['--api-key', `${SECRET}\n`, '--kubeconfig', kubeconfig]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err.trim().split('\n')).toHaveLength(1);
+    expect(r.err).toMatch(/^error: --api-key \(EDGE_API_KEY\) contains a control character/);
+    expect(r.err).not.toContain(SECRET.slice(3));
+  });
+
+  it.each([
+    ['x'.repeat(64), '--cluster-id: 64 characters, at most 63 are allowed'],
+    ['x'.repeat(1000), '--cluster-id: 1000 characters, at most 63 are allowed'],
+    [
+      'prod\n',
+      '--cluster-id: "prod\\n" may hold only printable ASCII without spaces (at most 63 characters)',
+    ],
+    ['prod eu', '--cluster-id: "prod eu" may hold only printable ASCII'],
+    [' prod', '--cluster-id: " prod" may hold only printable ASCII'],
+    ['prod ', '--cluster-id: "prod " may hold only printable ASCII'],
+    ['prod\u0000', '--cluster-id: "prod\\u0000" may hold only printable ASCII'],
+    ['prod\t1', '--cluster-id: "prod\\t1" may hold only printable ASCII'],
+    ['prödl', '--cluster-id: "prödl" may hold only printable ASCII'],
+  ])('--cluster-id %j is refused', (clusterId, message) => {
+    expect(() => readConfig({ ...base, clusterId })).toThrow(message);
+  });
+
+  it.each([
+    'x'.repeat(63),
+    '2f7c3f7e-9b1a-4d2e-8f6a-3c2b1a0d9e8f',
+    'prod-eu-1',
+    'gke_project_europe-west1_prod',
+    'arn:aws:eks:eu-west-1:123:cluster/prod',
+    'a"b\\c{}',
+  ])('--cluster-id %j is accepted', (clusterId) => {
+    expect(readConfig({ ...base, clusterId }).clusterId).toBe(clusterId);
+  });
+
+  it('an empty --cluster-id means the default (uid of kube-system)', () => {
+    expect(readConfig({ ...base, clusterId: '' }).clusterId).toBeUndefined();
   });
 });
 

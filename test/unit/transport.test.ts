@@ -220,7 +220,9 @@ describe('transport', () => {
     pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(200, { id: 'ipr_1' });
     const err = await client.ipPolicyRules.get('ipr_1').catch((e) => e);
     expect(err).toMatchObject({ networkCode: 'BAD_RESPONSE' });
-    expect(err.message).toMatch(/answered a body that is not the API's \(.+\): is --api-url the API's base URL\?/);
+    expect(err.message).toMatch(
+      /answered a body that is not the API's \(.+\): is --api-url the API's base URL\?/,
+    );
     // retryable (the API is away or it is not the API), never "not found" or "refused"
     expect(isRetryable(err)).toBe(true);
   });
@@ -257,7 +259,13 @@ describe('transport', () => {
     // the probe: answered by the API, slowly
     pool
       .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
-      .reply(200, { id: 'ipp_1', uri: `${ORIGIN}/ip_policies/ipp_1`, created_at: '2026-01-01T00:00:00Z', description: '', metadata: '' })
+      .reply(200, {
+        id: 'ipp_1',
+        uri: `${ORIGIN}/ip_policies/ipp_1`,
+        created_at: '2026-01-01T00:00:00Z',
+        description: '',
+        metadata: '',
+      })
       .delay(100);
     const probe = c.ipPolicies.get('ipp_1');
     const other = await c.ipPolicies.get('ipp_2').catch((e) => e);

@@ -337,6 +337,11 @@ export class Engine {
           if (left > 0) return { requeueAfterMs: left };
         }
         this.waitingSince.delete(key);
+        // an API that stays away is one Event per object, whichever call meets it next
+        const was = (obj.status as Status | undefined)?.conditions?.find(
+          (c) => c.type === 'Reconciling' && c.status === 'True',
+        )?.reason;
+        const repeated = err.phase.reason === 'ApiUnavailable' && was === 'ApiUnavailable';
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
         await this.writeStatus(obj, {}, err.phase);
         if (err.phase.state === 'stalled')
@@ -347,7 +352,7 @@ export class Engine {
             status: obj.status,
             resourceVersion: obj.metadata.resourceVersion,
           });
-        if (err.phase.state === 'stalled' || NOTEWORTHY.has(err.phase.reason))
+        if ((err.phase.state === 'stalled' || NOTEWORTHY.has(err.phase.reason)) && !repeated)
           this.opts.events.record(
             obj,
             err.phase.state === 'stalled' || err.phase.reason !== 'WaitingForReference'
