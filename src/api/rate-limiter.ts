@@ -58,7 +58,11 @@ export class RateLimiter {
     this.capacity = finite
       ? Math.max(1, Math.min(opts.burst ?? 2, Math.floor(opts.perMinute / 2)))
       : Infinity;
-    this.ratePerMs = finite ? (opts.perMinute - this.capacity) / 60_000 : Infinity;
+    // With a burst of one (a limit under 4 a minute), requests 1/rate apart after the first:
+    // a window holds 1 + floor(60 s x rate), within the limit while the rate stays under it.
+    this.ratePerMs = finite
+      ? (this.capacity === 1 ? opts.perMinute * 0.98 : opts.perMinute - this.capacity) / 60_000
+      : Infinity;
     this.tokens = this.capacity;
     this.now = opts.now ?? Date.now;
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));

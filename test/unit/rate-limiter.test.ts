@@ -31,6 +31,23 @@ describe('rate limiter', () => {
     expect(Math.max(...gaps)).toBeLessThanOrEqual(510);
   });
 
+  it('at the smallest limits (1, 2, 3 a minute) keeps going, within the limit in any window', async () => {
+    for (const perMinute of [1, 2, 3]) {
+      const clock = fakeClock();
+      const bucket = new RateLimiter({ perMinute, ...clock });
+      const times: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        await bucket.take();
+        times.push(clock.now());
+      }
+      for (const t of times)
+        expect(times.filter((u) => u >= t && u < t + 60_000).length, `${perMinute}`).toBeLessThanOrEqual(
+          perMinute,
+        );
+      expect(clock.now(), `${perMinute}`).toBeLessThan((10 / perMinute) * 62_000);
+    }
+  });
+
   it('serves a waiting caller whose work became urgent before earlier high ones', async () => {
     const clock = fakeClock();
     const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...clock });
