@@ -5,7 +5,7 @@
 // that is not the plain camelCase, a value taken from a Secret, a reference that replaces an
 // id, the CRD's own length bounds (CEL cost), a field the CRD requires.
 import { z } from 'zod';
-import type { CrossRule } from '../../api/rules.ts';
+import type { CrossRule, Rule } from '../../api/rules.ts';
 import { tagOf } from '../../api/schemas/common.ts';
 import {
   type ExportContext,
@@ -37,8 +37,15 @@ export interface WireContext {
 export interface Field {
   /** The CRD's name, where the plain camelCase of the wire name is not it. */
   name?: string;
-  /** The CRD's bound on a string's length, a list's items or a map's keys (CEL cost). */
+  /**
+   * The CRD's bound on a string's length (below its rule's, if it has one), a list's items or
+   * a map's keys. Bounds keep CEL's cost and the API's body size: see BODY_BUDGET.
+   */
   max?: number;
+  /** The CRD's bound on the length of each string of a list, or of each value of a map. */
+  itemMax?: number;
+  /** The CRD's bound on the length of a map's keys (below their rule's, if they have one). */
+  keyMax?: number;
   /** The CRD's least number of items of a list, where the API's is lower. */
   min?: number;
   /** Required in the CRD though the API takes it absent (it has a default). */
@@ -117,9 +124,23 @@ function unwrap(s: z.ZodType) {
   }
 }
 
+/**
+ * The API bounds the size of a request (the emulator's `bodyLimit`, 256 KiB), so every string,
+ * list and map of a CRD is bounded, and a kind's bounds keep its largest create body (modules
+ * inline, the engine's description and metadata) within this budget, leaving the rest of the
+ * limit for Secret values, which admission cannot see. A character costs up to 6 bytes in JSON
+ * (a control character is written \u00XX); test/unit/largest-objects.test.ts sends each kind's
+ * largest object to the emulator.
+ */
+export const BODY_BUDGET = 0.9 * 256 * 1024;
 const STRING_MAX = 512;
 const LIST_MAX = 100;
 const MAP_VALUE_MAX = 4096;
+/** Map keys without a rule of their own (labels). */
+const MAP_KEY_MAX = 256;
+/** The CRD bound of a ruled string: the rule's, or the field's where lower. */
+const bounded = (r: Rule, max: number | undefined): Rule =>
+  max === undefined || max >= r.maxLength ? r : { ...r, maxLength: max };
 
 /** The CRD type of one wire value; `at` is the CRD name used in messages. */
 function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
@@ -127,7 +148,7 @@ function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
   const tag = tagOf(s);
   switch (d.type) {
     case 'string': {
-      if (tag?.rule) return ruled(tag.rule, at);
+      if (tag?.rule) return ruled(bounded(tag.rule, f.max), at);
       const min = limit(s, 'min_length')?.minimum;
       const str = z.string().max(f.max ?? STRING_MAX);
       return min ? str.min(min) : str;
@@ -147,7 +168,9 @@ function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
       return z.enum(Object.values(d.entries!) as [string, ...string[]]);
     case 'array': {
       const min = f.min ?? limit(s, 'min_length')?.minimum;
-      let arr: z.ZodArray = z.array(crdValue(unwrap(d.element!).inner, at, { ...f, max: undefined }));
+      let arr: z.ZodArray = z.array(
+        crdValue(unwrap(d.element!).inner, at, { ...f, max: f.itemMax, itemMax: undefined }),
+      );
       arr = arr.max(f.max ?? LIST_MAX);
       if (min) arr = arr.min(min);
       const whole = tag?.list;
@@ -160,14 +183,26 @@ function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
     }
     case 'record': {
       const keyRule = tagOf(d.keyType!)?.rule;
-      if (!keyRule?.pattern) return z.record(z.string(), z.string());
-      // admission checks map keys by CEL only (OpenAPI has no pattern for property names),
-      // whose cost needs the map and its values bounded
+      if (keyRule && !keyRule.pattern) throw new Error(`derive: map keys need a pattern (${at})`);
+      // admission checks map keys by CEL only (OpenAPI has no pattern or length for property
+      // names), whose cost needs the map and its values bounded
+      const keyMax = Math.min(f.keyMax ?? Infinity, keyRule?.maxLength ?? MAP_KEY_MAX);
+      const maxProperties = f.max ?? LIST_MAX;
+      const key = keyRule ? ruled(bounded(keyRule, keyMax), `${at} keys`) : z.string().max(keyMax);
       const rec = z
-        .record(ruled(keyRule, `${at} keys`), z.string().max(MAP_VALUE_MAX))
-        .meta({ maxProperties: f.max ?? LIST_MAX });
+        .record(key, z.string().max(f.itemMax ?? MAP_VALUE_MAX))
+        .refine(
+          (m) => Object.keys(m).length <= maxProperties,
+          `${at} must have at most ${maxProperties} keys`,
+        )
+        .meta({ maxProperties });
+      const sized = cel(rec, {
+        rule: `self.all(k, size(k) <= ${keyMax})`,
+        message: `${at} keys must be at most ${keyMax} characters`,
+      });
+      if (!keyRule?.pattern) return sized;
       const quoted = keyRule.pattern.replaceAll('\\', '\\\\').replaceAll("'", "\\'");
-      return cel(rec, {
+      return cel(sized, {
         rule: `self.all(k, k.matches('${quoted}'))`,
         message: `${at} keys must ${keyRule.must}`,
       });

@@ -24,8 +24,23 @@ import { cel, doc } from './crd-schema.ts';
 import { camel, kindSpec, type ModuleOf, moduleOf, noSecrets, type Plan } from './derive.ts';
 import { backendModule, policyChoice, refOrIDChoice } from './shared-fields.ts';
 
+// Bounds (BODY_BUDGET in derive.ts): a route's largest create body holds every module at once,
+// its free text at up to 6 bytes a character in JSON: match 12 KB, two header modules 36 KB
+// each, OAuth 45 KB, SAML 70 KB, OIDC 11 KB, IP restriction 3 KB, description and metadata
+// 9 KB: 223 KB in all (test/unit/largest-objects.test.ts).
 const session: Plan = { cookie_prefix: { max: 64 } };
-const OAUTH_PROVIDER: Plan = { client_secret: { secret: 'oauth-client-secret' } };
+/** A list of short values (scopes, email addresses, groups): 10 of 128 characters, 7.7 KB. */
+const shortList = { max: 10, itemMax: 128 };
+const OAUTH_PROVIDER: Plan = {
+  client_id: { max: 256 },
+  client_secret: { secret: 'oauth-client-secret' },
+  scopes: shortList,
+  email_addresses: { max: 20, itemMax: 128 },
+  email_domains: shortList,
+};
+const GITHUB: Plan = { ...OAUTH_PROVIDER, teams: shortList, organizations: { max: 10, itemMax: 64 } };
+/** Header names of 128 characters at most, values of 256: 20 added (34 KB), 20 removed. */
+const headers: Plan = { add: { max: 20, keyMax: 128, itemMax: 256 }, remove: { max: 20, itemMax: 128 } };
 const lowerKeys = (add: unknown) =>
   Object.fromEntries(Object.entries(add as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
 
@@ -35,7 +50,8 @@ const MODULES = {
   ip_restriction: moduleOf(
     IPRestrictionModuleIn,
     'only source IPs allowed by these IP policies may access the route',
-    { ip_policy_ids: { replace: policyChoice('ipRestriction needs at least one IP policy') } },
+    // 20 references and 20 ids: 2.7 KB
+    { ip_policy_ids: { replace: policyChoice('ipRestriction needs at least one IP policy', 20) } },
   ),
   circuit_breaker: moduleOf(
     CircuitBreakerModuleIn,
@@ -55,12 +71,13 @@ const MODULES = {
   request_headers: moduleOf(
     HeadersModuleIn,
     'headers added to or removed from requests on their way upstream',
+    headers,
   ),
   response_headers: moduleOf(
     HeadersModuleIn,
     'headers added to or removed from responses on their way to the client',
     // the API returns added response header names lower-cased
-    { add: { toWire: lowerKeys } },
+    { ...headers, add: { ...headers.add, toWire: lowerKeys } },
   ),
   webhook_verification: moduleOf(
     WebhookVerificationModuleIn,
@@ -69,17 +86,29 @@ const MODULES = {
   ),
   oauth: moduleOf(OAuthModuleIn, 'require a login with an OAuth provider', {
     ...session,
-    provider: { fields: Object.fromEntries(OAUTH_PROVIDERS.map((p) => [p, { fields: OAUTH_PROVIDER }])) },
+    provider: {
+      fields: Object.fromEntries(
+        OAUTH_PROVIDERS.map((p) => [p, { fields: p === 'github' ? GITHUB : OAUTH_PROVIDER }]),
+      ),
+    },
   }),
   saml: moduleOf(
     SAMLModuleIn,
     'require a login with a SAML identity provider (service-provider values in status.saml)',
-    { ...session, idp_metadata: { max: 100_000 }, nameid_format: { name: 'nameIDFormat' } },
+    {
+      ...session,
+      // IdP metadata XML is typically 2..10 KB: 10,240 characters, 61 KB in the worst case
+      idp_metadata: { max: 10_240 },
+      authorized_groups: shortList,
+      nameid_format: { name: 'nameIDFormat' },
+    },
   ),
   oidc: moduleOf(OIDCModuleIn, 'require a login with an OpenID Connect provider', {
     ...session,
+    issuer: { max: 512 },
+    client_id: { max: 256 },
     client_secret: { secret: 'oidc-client-secret' },
-    scopes: { required: true },
+    scopes: { required: true, ...shortList },
   }),
   websocket_tcp_converter: moduleOf(
     WebsocketTCPConverterModuleIn,

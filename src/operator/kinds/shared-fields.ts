@@ -53,17 +53,17 @@ const backendChoice: Replacement = {
 export const backendModule = (description: string) =>
   moduleOf(BackendModuleIn, description, { backend_id: { replace: backendChoice } });
 
-/** IP policies by name in the namespace and/or by id; at least one in all. */
-const policyFields = {
+/** IP policies by name in the namespace and/or by id (`max` of each); at least one in all. */
+const policyFields = (max: number) => ({
   ipPolicyRefs: doc(
-    noRepeats(z.array(localRef('IPPolicy')).max(100), 'name'),
+    noRepeats(z.array(localRef('IPPolicy')).max(max), 'name'),
     'IP policies in the same namespace',
   ).optional(),
   ipPolicyIDs: doc(
-    noRepeats(z.array(ruled(idRule('ipPolicy'), 'ipPolicyIDs')).max(100)),
+    noRepeats(z.array(ruled(idRule('ipPolicy'), 'ipPolicyIDs')).max(max)),
     'ids of IP policies managed elsewhere',
   ).optional(),
-};
+});
 /** IP policies as references where exported, ids otherwise; the API's order kept. */
 function policyRefs(policies: { id: string }[], x: ExportContext) {
   const refs = policies.flatMap((p) => {
@@ -73,9 +73,9 @@ function policyRefs(policies: { id: string }[], x: ExportContext) {
   const ids = policies.filter((p) => !x.ref(p.id)).map((p) => p.id);
   return { ...(refs.length ? { ipPolicyRefs: refs } : {}), ...(ids.length ? { ipPolicyIDs: ids } : {}) };
 }
-/** `ip_policy_ids` as references to IPPolicy objects and/or ids. */
-export const policyChoice = (message: string): Replacement => ({
-  crd: policyFields,
+/** `ip_policy_ids` as references to IPPolicy objects and/or ids, `max` of each (67 bytes an id). */
+export const policyChoice = (message: string, max = 100): Replacement => ({
+  crd: policyFields(max),
   rules: [
     {
       rule: '(has(self.ipPolicyRefs) ? size(self.ipPolicyRefs) : 0) + (has(self.ipPolicyIDs) ? size(self.ipPolicyIDs) : 0) >= 1',

@@ -7,7 +7,13 @@ import {
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { kindSpec } from './derive.ts';
 
-const fields = kindSpec(SSHCredentialCreate, SSHCredentialUpdate);
+// Bounds (BODY_BUDGET): a key of 8,192 characters (an RSA-16384 key is 2.8K, the rest a
+// comment), 49 KB in the worst case; 50 ACL rules of 260 characters ("bind:" and a
+// host:port), 78 KB.
+const fields = kindSpec(SSHCredentialCreate, SSHCredentialUpdate, {
+  public_key: { max: 8192 },
+  acl: { max: 50, itemMax: 260 },
+});
 type Spec = { publicKey: string; acl?: string[]; ownerID?: string };
 type Desired = { public_key: string; acl: string[]; owner_id?: string };
 

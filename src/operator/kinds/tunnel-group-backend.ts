@@ -8,7 +8,10 @@ import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
 import { kindSpec } from './derive.ts';
 
-const fields = kindSpec(TunnelGroupBackendCreate, TunnelGroupBackendUpdate);
+// 50 labels, keys of 128 characters, values of 256: 116 KB in the worst case (BODY_BUDGET)
+const fields = kindSpec(TunnelGroupBackendCreate, TunnelGroupBackendUpdate, {
+  labels: { max: 50, keyMax: 128, itemMax: 256 },
+});
 type Spec = { labels: Record<string, string> };
 
 export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<string, string> }>({
