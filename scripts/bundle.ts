@@ -4,12 +4,34 @@
 // Usage: node scripts/bundle.ts [outdir]   (default: bundle/)
 import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..');
 const outdir = resolve(process.argv[2] ?? join(root, 'bundle'));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
 const major = readFileSync(join(root, '.nvmrc'), 'utf8').trim();
+
+/**
+ * @kubernetes/client-node's KubeConfig imports two names from the index of its generated API
+ * clients, which re-exports hundreds of models; the package does not say its modules are free of
+ * side effects, so esbuild would keep them all. They are (generated classes and re-exports):
+ * saying so lets tree shaking keep only what KubeConfig uses.
+ */
+const generatedApisAreUnused: Plugin = {
+  name: 'client-node-generated-apis-side-effect-free',
+  setup(b) {
+    b.onResolve({ filter: /^\./ }, async (args) => {
+      if (args.pluginData === 'again' || !/@kubernetes[\\/]client-node[\\/]dist/.test(args.importer)) return;
+      const r = await b.resolve(args.path, {
+        importer: args.importer,
+        kind: args.kind,
+        resolveDir: args.resolveDir,
+        pluginData: 'again',
+      });
+      return /client-node[\\/]dist[\\/]gen[\\/]/.test(r.path) ? { ...r, sideEffects: false } : r;
+    });
+  },
+};
 
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
@@ -31,6 +53,7 @@ const result = await build({
     js: "import { createRequire as __edgeRequire } from 'node:module'; const require = __edgeRequire(import.meta.url);",
   },
   logLevel: 'warning',
+  plugins: [generatedApisAreUnused],
 });
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
 process.stdout.write(

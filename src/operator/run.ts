@@ -11,7 +11,7 @@ import { crdFor } from './kinds/crd.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
-import type { KubeTarget } from './runtime/kubeconfig.ts';
+import type { KubeTarget } from './runtime/kube-target.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';

@@ -10,12 +10,12 @@ import { isTransient, Kube, KubeError } from '../../src/operator/runtime/kube.ts
 let server: Server | undefined;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
 
+const agent = new Agent();
 const kubeAt = (port: number) =>
   new Kube({
     server: `http://127.0.0.1:${port}`,
     context: 'test',
-    headers: async () => ({}),
-    dispatcher: async () => new Agent(),
+    auth: async () => ({ headers: {}, dispatcher: agent }),
   });
 const listen = (handler: RequestListener) =>
   new Promise<number>((resolve) => {

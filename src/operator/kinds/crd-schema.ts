@@ -110,7 +110,14 @@ export const commonStatus = {
   uri: doc(z.string(), 'API address of the remote resource').optional(),
   createdAt: doc(z.string(), 'when the remote resource was created (RFC 3339)').optional(),
   observedGeneration: z.number().int().optional(),
-  conditions: doc(Conditions, 'kstatus conditions: Ready, Reconciling, Stalled').optional(),
+  conditions: doc(
+    Conditions,
+    'kstatus conditions: Ready, Reconciling, Stalled; Paused while edge.tunnel.dev/paused is "true"',
+  ).optional(),
+  lastHandledReconcileAt: doc(
+    z.string(),
+    'the last edge.tunnel.dev/reconcile-requested-at value handled (an observation and sync on request)',
+  ).optional(),
 };
 
 export type CommonSpec = { description?: string; metadata?: string; deletionPolicy?: 'Delete' | 'Retain' };

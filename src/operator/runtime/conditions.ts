@@ -1,6 +1,6 @@
 // kstatus conditions: Ready, Reconciling, Stalled. Argo CD and Flux read these.
 export interface Condition {
-  type: 'Ready' | 'Reconciling' | 'Stalled';
+  type: 'Ready' | 'Reconciling' | 'Stalled' | 'Paused';
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;

@@ -10,5 +10,9 @@ export const ID_ANNOTATION = `${GROUP}/id`;
 export const CREATE_PENDING_ANNOTATION = `${GROUP}/create-pending`;
 /** Deletes the remote resource even while other objects still reference this one. */
 export const FORCE_DELETE_ANNOTATION = `${GROUP}/force-delete`;
+/** "true": no API call and no Kubernetes write for the object until removed (deletes wait). */
+export const PAUSED_ANNOTATION = `${GROUP}/paused`;
+/** Any new value: observe (a GET) and sync the object now; status records the value handled. */
+export const RECONCILE_REQUESTED_ANNOTATION = `${GROUP}/reconcile-requested-at`;
 /** Partitions objects between installations in one cluster (like an IngressClass). */
 export const INSTANCE_LABEL = `${GROUP}/instance`;

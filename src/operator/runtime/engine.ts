@@ -14,6 +14,8 @@ import {
   FORCE_DELETE_ANNOTATION,
   ID_ANNOTATION,
   managedResource,
+  PAUSED_ANNOTATION,
+  RECONCILE_REQUESTED_ANNOTATION,
 } from './constants.ts';
 import type { EventRecorder } from './events.ts';
 import { isConflict, type Kube, KubeError, type KubeObject, type ResourcePath } from './kube.ts';
@@ -96,6 +98,14 @@ type Status = Record<string, unknown> & {
   id?: string;
   conditions?: Condition[];
   observedGeneration?: number;
+  lastHandledReconcileAt?: string;
+};
+
+const isPaused = (obj: KubeObject) => obj.metadata.annotations?.[PAUSED_ANNOTATION] === 'true';
+/** A reconcile-requested-at value not handled yet. */
+const requestedReconcile = (obj: KubeObject): string | undefined => {
+  const v = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
+  return v && v !== (obj.status as Status | undefined)?.lastHandledReconcileAt ? v : undefined;
 };
 
 type Remote = Record<string, unknown> & { id: string; uri?: string; created_at?: string; metadata?: string };
@@ -220,6 +230,7 @@ export class Engine {
       if (busy() || written >= (opts.max ?? Infinity)) break;
       if (opts.olderThanMs !== undefined && now - since < opts.olderThanMs) continue;
       const cached = this.opts.get(key);
+      if (cached && isPaused(cached)) continue;
       if (
         !cached ||
         cached.metadata.deletionTimestamp ||
@@ -265,6 +276,9 @@ export class Engine {
    */
   private readonly deletedRemote = new Map<string, string>();
 
+  /** Objects told (by an Event) that the API is unavailable, until they get past it. */
+  private readonly unavailableNoted = new Set<string>();
+
   /** When a new object began waiting for a reference or a Secret, until it says so in status. */
   private readonly waitingSince = new Map<string, number>();
 
@@ -291,6 +305,7 @@ export class Engine {
     this.resets.delete(key);
     this.idsToRecord.delete(key);
     this.deletedRemote.delete(key);
+    this.unavailableNoted.delete(key);
   }
 
   async reconcile(key: string): Promise<Outcome> {
@@ -302,19 +317,33 @@ export class Engine {
       this.lastSync.delete(key);
       return {};
     }
+    if (isPaused(obj)) return this.pause(obj);
+    const status = obj.status as Status | undefined;
+    if (status?.conditions?.some((c) => c.type === 'Paused')) {
+      // resumed: one observation, whatever the last sync knew
+      this.lastSync.delete(key);
+      this.opts.events.record(
+        obj,
+        'Normal',
+        'ReconcileResumed',
+        `${PAUSED_ANNOTATION} removed: reconciling again`,
+      );
+    }
+    const requested = requestedReconcile(obj);
     try {
       // Why this reconcile calls the API decides its place in the budget: a change to a
       // resource that exists (an edit, a delete) before creates, both before observation.
-      const status = obj.status as Status | undefined;
+      // A reconcile asked for by annotation is a user's request too.
       const priority: Priority =
         obj.metadata.deletionTimestamp ||
+        requested ||
         (status?.id && status.observedGeneration !== obj.metadata.generation)
           ? 'urgent'
           : 'high';
       const cell: PriorityCell = { priority };
       this.running.set(key, cell);
       return await withPriority(cell, () =>
-        obj.metadata.deletionTimestamp ? this.finalize(obj) : this.sync(obj, resetsAtStart),
+        obj.metadata.deletionTimestamp ? this.finalize(obj) : this.sync(obj, resetsAtStart, requested),
       ).finally(() => this.running.delete(key));
     } catch (err) {
       if (err instanceof ConditionError) {
@@ -337,13 +366,13 @@ export class Engine {
           if (left > 0) return { requeueAfterMs: left };
         }
         this.waitingSince.delete(key);
-        // an API that stays away is one Event per object, whichever call meets it next
-        const was = (obj.status as Status | undefined)?.conditions?.find(
-          (c) => c.type === 'Reconciling' && c.status === 'True',
-        )?.reason;
-        const repeated = err.phase.reason === 'ApiUnavailable' && was === 'ApiUnavailable';
+        // an API that stays away is one Event per object, whichever call meets it next (the
+        // cache may not show this process's last status write yet: remembered here)
+        const repeated = err.phase.reason === 'ApiUnavailable' && this.unavailableNoted.has(key);
+        if (err.phase.reason === 'ApiUnavailable') this.unavailableNoted.add(key);
+        else this.unavailableNoted.delete(key);
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
-        await this.writeStatus(obj, {}, err.phase);
+        await this.writeStatus(obj, requested ? { lastHandledReconcileAt: requested } : {}, err.phase);
         if (err.phase.state === 'stalled')
           this.remember(key, resetsAtStart, {
             at: Date.now(),
@@ -414,11 +443,12 @@ export class Engine {
    * the API holds (from the kind's bulk observation when it is fresh for this object,
    * else one GET), then create, recreate, adopt or update, and report.
    */
-  private async sync(obj: KubeObject, resetsAtStart: number): Promise<Outcome> {
+  private async sync(obj: KubeObject, resetsAtStart: number, requested?: string): Promise<Outcome> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
     await this.keepFinalizer(obj);
-    if (this.unchanged(key, obj)) return {};
-    const observer = this.observerFor(key);
+    if (!requested && this.unchanged(key, obj)) return {};
+    // asked for by annotation: read the resource itself, not the kind's last list
+    const observer = this.observerFor(key, !!requested);
     const want = await this.wanted(obj);
     const id = await this.knownId(obj, want);
     const seen = id ? await observer.observe(id, want.desired) : undefined;
@@ -433,6 +463,7 @@ export class Engine {
         ...(this.binding.modules?.some((m) => m.secretPaths)
           ? { secretDigests: this.digests(want.modules) }
           : {}),
+        lastHandledReconcileAt: requested ?? (obj.status as Status | undefined)?.lastHandledReconcileAt,
       },
       { state: 'ready', reason: 'Synced', message: `${this.binding.kind} ${remote.id} is in sync` },
     );
@@ -448,6 +479,7 @@ export class Engine {
       resourceVersion: obj.metadata.resourceVersion,
     });
     this.waitingSince.delete(key);
+    this.unavailableNoted.delete(key);
     // the next look comes with the kind's next bulk observation
     return {};
   }
@@ -483,7 +515,7 @@ export class Engine {
    * and free), else by a GET. A resource missing from the list is confirmed by a GET
    * before it is recreated.
    */
-  private observerFor(key: string): RemoteObserver {
+  private observerFor(key: string, fresh = false): RemoteObserver {
     const get: RemoteObserver = {
       observe: async (id, desired) => {
         try {
@@ -495,6 +527,7 @@ export class Engine {
       },
     };
     const snapshot = this.opts.observer?.latest;
+    if (fresh) return get;
     if (!snapshot) {
       this.opts.log.debug({ object: key }, 'observation: the kind has not been listed yet, reading it');
       return get;
@@ -943,6 +976,35 @@ export class Engine {
       }
       return byName;
     });
+  }
+
+  /**
+   * Paused: no API call and no Kubernetes write, deletes included (the finalizer waits), but
+   * for the one status write and Event that say so.
+   */
+  private async pause(obj: KubeObject): Promise<Outcome> {
+    const st = (obj.status ?? {}) as Status;
+    if (st.conditions?.some((c) => c.type === 'Paused' && c.status === 'True')) return {};
+    const message = `${PAUSED_ANNOTATION} is "true": no API calls and no writes${obj.metadata.deletionTimestamp ? ', and the delete waits,' : ''} until it is removed`;
+    const paused: Condition = {
+      type: 'Paused',
+      status: 'True',
+      reason: 'ReconcilePaused',
+      message,
+      observedGeneration: obj.metadata.generation,
+      lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    };
+    const updated = await this.opts.kube.patch(
+      this.resource,
+      obj.metadata.namespace,
+      obj.metadata.name,
+      { status: { conditions: [...(st.conditions ?? []).filter((c) => c.type !== 'Paused'), paused] } },
+      'merge',
+      'status',
+    );
+    obj.status = updated.status;
+    this.opts.events.record(obj, 'Normal', 'ReconcilePaused', message);
+    return {};
   }
 
   private async finalize(obj: KubeObject): Promise<Outcome> {

@@ -1,13 +1,13 @@
-// A small Kubernetes REST client over undici: the kubeconfig (kubeconfig.ts) says where
-// and how to authenticate; we send the requests ourselves so that patch content types,
+// A small Kubernetes REST client over undici: the kubeconfig (kube-target.ts, client-node's
+// KubeConfig) says where and how to authenticate; we send the requests ourselves so that patch content types,
 // subresources, watches and their failure modes are ours to control. undici's `request`,
 // not its `fetch`: no WHATWG streams on the hot path (fetch cost the operator a fifth of
 // its CPU in a bulk apply).
 import { createInterface } from 'node:readline';
 import { request } from 'undici';
-import type { KubeTarget } from './kubeconfig.ts';
+import type { KubeTarget } from './kube-target.ts';
 
-export { loadKubeConfig } from './kubeconfig.ts';
+export { loadKubeConfig } from './kube-target.ts';
 
 export interface ObjectMeta {
   name: string;
@@ -105,15 +105,16 @@ export class Kube {
     const url = new URL(this.server + path);
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
+    const auth = await this.target.auth();
     const res = await request(url, {
       method: method as 'GET',
       headers: {
-        ...(await this.target.headers()),
+        ...auth.headers,
         accept: opts.accept ?? 'application/json',
         ...(opts.body === undefined ? {} : { 'content-type': opts.contentType ?? 'application/json' }),
       },
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-      dispatcher: await this.target.dispatcher(),
+      dispatcher: auth.dispatcher,
       signal: opts.signal ?? AbortSignal.timeout(30_000),
     });
     const text = await res.body.text();
@@ -210,9 +211,10 @@ export class Kube {
     let lines: ReturnType<typeof createInterface> | undefined;
     try {
       poke();
+      const auth = await this.target.auth();
       const res = await request(url, {
-        headers: { ...(await this.target.headers()), ...(opts.accept ? { accept: opts.accept } : {}) },
-        dispatcher: await this.target.dispatcher(),
+        headers: { ...auth.headers, ...(opts.accept ? { accept: opts.accept } : {}) },
+        dispatcher: auth.dispatcher,
         signal: local.signal,
         // a watch is quiet for as long as nothing changes: the idle watchdog above decides
         bodyTimeout: 0,

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
-import { INSTANCE_LABEL, managedResource } from './constants.ts';
+import { INSTANCE_LABEL, managedResource, RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
 import { Informer, keyOf } from './informer.ts';
@@ -416,10 +416,12 @@ export class Manager {
         this.controllers.get(r.kind)?.queue.add(`${ns}/${r.name}`);
     } else {
       // an edit or a delete of something that exists goes before creates and observation
+      const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
       const changed =
         type === 'update' &&
         (obj.metadata.generation !== old?.metadata.generation ||
-          (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp));
+          (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
+          (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
       const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
       c.queue.add(key, urgent ? 'urgent' : 'high');
       if (urgent) c.engine.escalate(key);
