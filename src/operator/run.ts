@@ -219,17 +219,21 @@ async function startOperator(
     },
     'starting edge-operator',
   );
-  // Gauges of online sessions and tunnels, so dashboards can alert on agents going away.
+  // Gauges of online sessions and tunnels, so dashboards can alert on agents going away, and
+  // each backend's, route's and edge's online tunnels in its status: two paged lists per
+  // interval, whatever the number of objects (at 60 s, 2 of 120 requests a minute).
   // Only the leader polls: standbys would spend the account's request budget for nothing.
   const poll = async () => {
     if (!manager.isLeader) return;
     try {
       let sessions = 0;
       for await (const _ of api.tunnelSessions.list()) sessions++;
-      let tunnels = 0;
-      for await (const _ of api.tunnels.list()) tunnels++;
+      const tunnels = [];
+      for await (const t of api.tunnels.list()) tunnels.push(t);
       metrics.sessionsOnline.set(sessions);
-      metrics.tunnelsOnline.set(tunnels);
+      metrics.tunnelsOnline.set(tunnels.length);
+      // the same list says, for every backend, route and edge, whether a tunnel serves it
+      await manager.updateTunnels(tunnels);
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'could not poll sessions and tunnels');
     }

@@ -114,6 +114,16 @@ export const commonStatus = {
     Conditions,
     'kstatus conditions: Ready, Reconciling, Stalled; Paused while edge.tunnel.dev/paused is "true"',
   ).optional(),
+  tunnelsOnline: doc(
+    z.object({
+      count: z.number().int(),
+      tunnels: z
+        .array(z.object({ id: z.string(), region: z.string() }))
+        .max(10)
+        .optional(),
+    }),
+    'online tunnels serving it (kinds that tunnels serve), refreshed every --agent-metrics-interval',
+  ).optional(),
   lastHandledReconcileAt: doc(
     z.string(),
     'the last edge.tunnel.dev/reconcile-requested-at value handled (an observation and sync on request)',

@@ -54,6 +54,16 @@ export function crdFor(b: AnyBinding): Json {
           additionalPrinterColumns: [
             { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'remote resource id' },
             ...(b.columns ?? []),
+            ...(b.tunnels
+              ? [
+                  {
+                    name: 'Tunnels',
+                    type: 'integer',
+                    jsonPath: '.status.tunnelsOnline.count',
+                    description: 'online tunnels serving it now',
+                  },
+                ]
+              : []),
             { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
             {
               name: 'Reason',

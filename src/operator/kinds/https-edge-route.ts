@@ -176,6 +176,7 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
   kind: 'HTTPSEdgeRoute',
   plural: 'httpsedgeroutes',
   shortNames: ['edgeroute'],
+  tunnels: 'through',
   description:
     'A route of an HTTPS edge and its modules (backend, IP restriction, circuit breaker, headers, webhook verification, OAuth, SAML, OIDC...).',
   spec: Spec,

@@ -18,6 +18,7 @@ export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<s
   kind: 'TunnelGroupBackend',
   plural: 'tunnelgroupbackends',
   shortNames: ['tgb'],
+  tunnels: 'serves',
   description: 'A backend made of the online tunnels whose labels match.',
   spec: fields.schema,
   status: z.object({

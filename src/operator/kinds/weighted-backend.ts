@@ -25,6 +25,7 @@ export const WeightedBackend = defineBinding<Spec, Remote, { backends: Record<st
   kind: 'WeightedBackend',
   plural: 'weightedbackends',
   shortNames: ['wb'],
+  tunnels: 'through',
   description: 'A backend that spreads traffic over other backends by weight.',
   spec: Spec,
   status: z.object({

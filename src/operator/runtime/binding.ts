@@ -87,6 +87,12 @@ export interface Binding<
   /** Kind-specific status fields. */
   status?: z.ZodObject;
   columns?: PrinterColumn[];
+  /**
+   * Whether traffic of this kind is served by online tunnels, which status then shows:
+   * 'serves', the tunnels the API lists as serving this resource; 'through', the sum of the
+   * referenced objects' (a weighted backend's children, a route's or an edge's backend).
+   */
+  tunnels?: 'serves' | 'through';
   references?(spec: Spec): Reference[];
   /** Secrets the spec names; the engine watches them and re-applies on rotation. */
   secrets?(spec: Spec): SecretReference[];

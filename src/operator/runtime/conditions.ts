@@ -1,6 +1,6 @@
 // kstatus conditions: Ready, Reconciling, Stalled. Argo CD and Flux read these.
 export interface Condition {
-  type: 'Ready' | 'Reconciling' | 'Stalled' | 'Paused';
+  type: 'Ready' | 'Reconciling' | 'Stalled' | 'Paused' | 'TunnelsOnline';
   status: 'True' | 'False' | 'Unknown';
   reason: string;
   message: string;
@@ -48,10 +48,14 @@ export function conditionsFor(
       observedGeneration: generation,
     });
   }
-  return want.map((c) => {
-    const old = previous.find((p) => p.type === c.type);
-    return { ...c, lastTransitionTime: old && old.status === c.status ? old.lastTransitionTime : t };
-  });
+  return [
+    ...want.map((c) => {
+      const old = previous.find((p) => p.type === c.type);
+      return { ...c, lastTransitionTime: old && old.status === c.status ? old.lastTransitionTime : t };
+    }),
+    // kept as they are: written by the tunnels loop, not by a reconcile
+    ...previous.filter((p) => p.type === 'TunnelsOnline'),
+  ];
 }
 
 export const readyCondition = (conds: Condition[] | undefined) => conds?.find((c) => c.type === 'Ready');

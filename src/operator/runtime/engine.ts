@@ -1082,7 +1082,8 @@ export class Engine {
     const old = (obj.status ?? {}) as Status;
     const gen = obj.metadata.generation;
     const next: Status = {
-      ...(phase.state === 'ready' ? {} : old),
+      // the tunnels loop's field stays whatever the reconcile found
+      ...(phase.state === 'ready' ? { tunnelsOnline: old.tunnelsOnline } : old),
       ...fields,
       observedGeneration: gen,
       conditions: conditionsFor(phase, gen, old.conditions),

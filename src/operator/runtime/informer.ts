@@ -76,6 +76,15 @@ export class Informer {
    * How long the informer has made no progress at all (no list, no watch opened, no event).
    * A healthy watch is never silent past the idle watchdog, which then reconnects.
    */
+  /** When the last list, watch opened or event arrived (ms since the epoch). */
+  get lastProgressAt(): number {
+    return this.progressAt;
+  }
+  /** The resource and namespace watched, for metrics. */
+  get watching(): { resource: string; namespace: string } {
+    return { resource: this.opts.resource.plural, namespace: this.opts.namespace ?? '' };
+  }
+
   stalledMs(now = Date.now()): number {
     return now - this.progressAt;
   }

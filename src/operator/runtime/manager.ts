@@ -10,6 +10,7 @@ import { EventRecorder } from './events.ts';
 import { Informer, keyOf } from './informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
+import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import type { Metrics } from './metrics.ts';
 import { Observer } from './observer.ts';
 import type { Check, ProbeServer } from './probes.ts';
@@ -89,8 +90,60 @@ export class Manager {
           o.metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
           o.metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
         }
+        this.scrapeObjects();
       };
     }
+  }
+
+  /** Objects by condition and the watches' progress, from the caches at each scrape. */
+  private scrapeObjects(): void {
+    const { objectConditions, informerProgress } = this.opts.metrics;
+    objectConditions.reset();
+    for (const c of this.controllers.values())
+      for (const inf of c.informers)
+        for (const o of inf.list())
+          for (const cond of (o.status?.conditions as { type: string; status: string }[] | undefined) ?? [])
+            objectConditions.inc({
+              kind: c.binding.kind,
+              namespace: o.metadata.namespace ?? '',
+              condition: cond.type,
+              status: cond.status,
+            });
+    informerProgress.reset();
+    if (this.started)
+      for (const inf of this.informers) {
+        const w = inf.watching;
+        informerProgress.set(
+          { resource: w.resource, watch_namespace: w.namespace },
+          inf.lastProgressAt / 1000,
+        );
+      }
+  }
+
+  private events?: EventRecorder;
+  private live?: LiveTunnels;
+
+  /**
+   * The account's online tunnels (one paged list, polled by the leader): every object of a kind
+   * tunnels serve shows how many serve it now.
+   */
+  async updateTunnels(tunnels: OnlineTunnel[]): Promise<void> {
+    if (!this.started || !this.events) return;
+    this.live ??= new LiveTunnels({
+      kube: this.opts.kube,
+      events: this.events,
+      log: this.opts.log,
+      gauge: (namespace, name, kind, count) =>
+        this.opts.metrics.tunnelsOnlineByObject.set({ kind, namespace, name }, count ?? 0),
+    });
+    this.opts.metrics.tunnelsOnlineByObject.reset();
+    await this.live.apply(
+      [...this.controllers.values()].map((c) => ({
+        binding: c.binding,
+        objects: c.informers.flatMap((i) => i.list()),
+      })),
+      tunnels,
+    );
   }
 
   /** Referenced Secrets (metadata watched, data read by name); undefined when no kind reads Secrets. */
@@ -191,6 +244,7 @@ export class Manager {
 
   private startControllers(): void {
     const events = new EventRecorder(this.opts.kube, this.opts.log, this.opts.identity, this.opts.instance);
+    this.events = events;
     events.onRecord = (reason) => this.opts.metrics.eventsRecorded.inc({ reason });
     const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
     const labelSelector = this.opts.instance

@@ -166,6 +166,24 @@ export function createMetrics() {
       labelNames: ['priority'],
       registers: r,
     }),
+    tunnelsOnlineByObject: new Gauge({
+      name: 'edge_operator_tunnels_online',
+      help: 'Online tunnels serving an object of a kind tunnels serve (backends, routes, edges), polled every --agent-metrics-interval',
+      labelNames: ['kind', 'namespace', 'name'],
+      registers: r,
+    }),
+    objectConditions: new Gauge({
+      name: 'edge_operator_object_conditions',
+      help: 'Managed objects by kind, namespace and condition status (Ready, Reconciling, Stalled, Paused, TunnelsOnline)',
+      labelNames: ['kind', 'namespace', 'condition', 'status'],
+      registers: r,
+    }),
+    informerProgress: new Gauge({
+      name: 'edge_operator_informer_last_progress_timestamp_seconds',
+      help: 'When a watch last made progress (a list, a watch opened, an event): /healthz fails after twice the idle watchdog',
+      labelNames: ['resource', 'watch_namespace'],
+      registers: r,
+    }),
     secretDataCached: new Gauge({
       name: 'edge_operator_secret_data_cached',
       help: 'Secrets whose data the operator holds in memory: only those objects reference',
