@@ -18,6 +18,8 @@ export interface ExportOptions {
   kinds?: string[];
   /** Write Secret manifests with the secret values the API returns. */
   includeSecrets?: boolean;
+  /** Objects that only observe their resource (managementPolicy: Observe). */
+  observe?: boolean;
   /** A line per kind listed, for long runs. */
   progress?: (line: string) => void;
 }
@@ -114,6 +116,7 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
           ...(r.description ? { description: r.description } : {}),
           ...(user ? { metadata: user } : {}),
           ...b.exportSpec(r, x),
+          ...(opts.observe ? { managementPolicy: 'Observe' } : {}),
         },
       });
     }

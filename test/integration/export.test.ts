@@ -188,6 +188,16 @@ describe('edgectl export', () => {
     }
   });
 
+  it('--observe writes objects that only observe their resource (managementPolicy: Observe)', async () => {
+    const r = await run('-n', 'team', '-o', 'yaml', '--observe');
+    expect(r.code).toBe(0);
+    const docs = parseAllDocuments(r.out)
+      .map((d) => d.toJS() as { kind?: string; spec?: { managementPolicy?: string } } | null)
+      .filter((d) => d?.kind && d.kind !== 'Secret');
+    expect(docs.length).toBeGreaterThan(5);
+    for (const d of docs) expect(d!.spec?.managementPolicy, d!.kind).toBe('Observe');
+  });
+
   it('is stable: a second export is identical', async () => {
     const a = await run('-n', 'team', '-o', 'yaml', '--include-secrets');
     const b = await run('-n', 'team', '-o', 'yaml', '--include-secrets');

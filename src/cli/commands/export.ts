@@ -17,6 +17,12 @@ export function exportCommand(io: CliIO): Command {
       .addOption(new Option('-o, --output <format>', 'yaml: everything to standard output').choices(['yaml']))
       .addOption(
         new Option(
+          '--observe',
+          'objects that only observe their resource (managementPolicy: Observe): they report drift and never write to the account',
+        ),
+      )
+      .addOption(
+        new Option(
           '--include-secrets',
           'also write Secret manifests with the secret values the API returns (plain text: encrypt before committing)',
         ),
@@ -35,6 +41,7 @@ export function exportCommand(io: CliIO): Command {
       namespace: o.namespace,
       kinds,
       includeSecrets: !!o.includeSecrets,
+      observe: !!o.observe,
       progress: (line) => io.err(`export: ${line}\n`),
     }).catch((e) => {
       if (e instanceof Error && e.message.startsWith('unknown kind'))

@@ -92,6 +92,10 @@ export const commonSpec = {
     z.enum(['Delete', 'Retain']).default('Delete'),
     'Delete removes the remote resource when this object is deleted; Retain leaves it in place',
   ),
+  managementPolicy: doc(
+    z.enum(['Full', 'Observe']).default('Full'),
+    'Full: the operator creates, updates and deletes the remote resource; Observe: it only reads the one named by the edge.tunnel.dev/id annotation, reports it in status and reports drift from the spec, and never writes to it (deleting the object leaves it in place)',
+  ),
 };
 
 export const Conditions = z.array(

@@ -102,6 +102,9 @@ type Status = Record<string, unknown> & {
 };
 
 const isPaused = (obj: KubeObject) => obj.metadata.annotations?.[PAUSED_ANNOTATION] === 'true';
+/** managementPolicy Observe: read and report, never write to the account. */
+const observesOnly = (obj: KubeObject) =>
+  (obj.spec as { managementPolicy?: string } | undefined)?.managementPolicy === 'Observe';
 /** A reconcile-requested-at value not handled yet. */
 const requestedReconcile = (obj: KubeObject): string | undefined => {
   const v = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
@@ -445,6 +448,7 @@ export class Engine {
    */
   private async sync(obj: KubeObject, resetsAtStart: number, requested?: string): Promise<Outcome> {
     const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+    if (observesOnly(obj)) return this.observeOnly(obj, resetsAtStart, requested);
     await this.keepFinalizer(obj);
     if (!requested && this.unchanged(key, obj)) return {};
     // asked for by annotation: read the resource itself, not the kind's last list
@@ -552,6 +556,111 @@ export class Engine {
         return get.observe(id, desired);
       },
     };
+  }
+
+  /**
+   * managementPolicy Observe: the resource named by the id annotation is read (from the kind's
+   * bulk observation when fresh, else a GET), reported in status, and compared with the spec;
+   * nothing is ever written to the account, and the object needs no finalizer.
+   */
+  private async observeOnly(obj: KubeObject, resetsAtStart: number, requested?: string): Promise<Outcome> {
+    const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+    if (!requested && this.unchanged(key, obj)) return {};
+    const status = (obj.status ?? {}) as Status;
+    const id = obj.metadata.annotations?.[ID_ANNOTATION] ?? status.id;
+    if (!id)
+      throw new ConditionError(
+        {
+          state: 'stalled',
+          reason: 'ObserveWithoutID',
+          message: `managementPolicy Observe reads an existing resource: set the ${ID_ANNOTATION} annotation to its id`,
+        },
+        {},
+      );
+    const want = await this.wanted(obj);
+    const seen = await this.observerFor(key, !!requested).observe(id, want.desired);
+    if (!seen.found)
+      throw new ConditionError(
+        {
+          state: 'stalled',
+          reason: 'NotFound',
+          message: `${id} does not exist (managementPolicy Observe creates nothing)`,
+        },
+        {},
+      );
+    const marker = decodeMetadata(seen.remote.metadata).owner;
+    if (marker && marker.cluster !== this.opts.clusterId)
+      throw new ConditionError(
+        {
+          state: 'stalled',
+          reason: 'OwnedElsewhere',
+          message: `${id} belongs to another installation (cluster ${marker.cluster}); not reading it`,
+        },
+        {},
+      );
+    await this.checkOwner(obj, id, marker);
+    const drift = this.drift(seen.remote, want);
+    const remote = seen.remote;
+    const before = status.conditions?.find((c) => c.type === 'Ready')?.message;
+    await this.writeStatus(
+      obj,
+      {
+        id: remote.id,
+        uri: remote.uri,
+        createdAt: remote.created_at,
+        ...(this.binding.statusOf?.(remote, want.desired) ?? {}),
+        lastHandledReconcileAt: requested ?? status.lastHandledReconcileAt,
+      },
+      drift.length
+        ? {
+            state: 'ready',
+            reason: 'ObservedWithDrift',
+            message: `${remote.id} differs from the spec in ${drift.join(', ')} (managementPolicy Observe: left as it is)`,
+          }
+        : {
+            state: 'ready',
+            reason: 'Observed',
+            message: `${remote.id} equals the spec (managementPolicy Observe)`,
+          },
+    );
+    // an Event when the drift is new or different, not at every observation
+    const after = (obj.status as Status | undefined)?.conditions?.find((c) => c.type === 'Ready')?.message;
+    if (drift.length && after !== before)
+      this.opts.events.record(
+        obj,
+        'Normal',
+        'DriftObserved',
+        `${remote.id} differs from the spec in ${drift.join(', ')}`,
+      );
+    this.remember(key, resetsAtStart, {
+      at: Date.now(),
+      generation: obj.metadata.generation,
+      id: remote.id,
+      status: obj.status,
+      resourceVersion: obj.metadata.resourceVersion,
+    });
+    return {};
+  }
+
+  /** The fields (wire names) and modules in which a remote resource differs from what the spec asks. */
+  private drift(remote: Remote, want: Wanted): string[] {
+    const observed = this.binding.observe(remote);
+    const out = Object.keys(want.desired).filter((k) => !isDeepStrictEqual(want.desired[k], observed[k]));
+    if (((remote as { description?: string }).description ?? '') !== want.common.description)
+      out.push('description');
+    if (decodeMetadata(remote.metadata).user !== decodeMetadata(want.common.metadata).user)
+      out.push('metadata');
+    for (const m of this.binding.modules ?? []) {
+      const w = want.modules.get(m.name) ?? null;
+      const h = (remote[m.name] as Record<string, unknown> | null | undefined) ?? null;
+      if (
+        (!w && h) ||
+        (w &&
+          (!h || !covers(withoutSecrets(w, m.secretPaths), withoutSecrets(outputToInput(h), m.secretPaths))))
+      )
+        out.push(m.name);
+    }
+    return out;
   }
 
   /**
@@ -1017,7 +1126,9 @@ export class Engine {
       // A create may have landed without its id being recorded: it must not be orphaned.
       id = (await this.findOwned(obj, {}))?.id;
     }
-    if (id && spec.deletionPolicy === 'Retain') {
+    if (id && observesOnly(obj)) {
+      this.opts.events.record(obj, 'Normal', 'Retained', `left ${id} in place (managementPolicy: Observe)`);
+    } else if (id && spec.deletionPolicy === 'Retain') {
       this.opts.events.record(obj, 'Normal', 'Retained', `left ${id} in place (deletionPolicy: Retain)`);
     } else if (id) {
       // The API does not refuse every such delete (route modules, backends): deleting what
