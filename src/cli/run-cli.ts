@@ -8,6 +8,7 @@ import { emulatorCommand } from './commands/emulator.ts';
 import { exportCommand } from './commands/export.ts';
 import { operatorCommand } from './commands/operator.ts';
 import { sessionsCommand } from './commands/sessions.ts';
+import { traceCommand } from './commands/trace.ts';
 import { tunnelsCommand } from './commands/tunnels.ts';
 import { CliError, type CliIO, EXIT } from './io.ts';
 
@@ -23,6 +24,7 @@ export function buildProgram(io: CliIO): Command {
     .addCommand(tunnelsCommand(io))
     .addCommand(exportCommand(io))
     .addCommand(drainCommand(io))
+    .addCommand(traceCommand(io))
     .addCommand(operatorCommand())
     .addCommand(emulatorCommand())
     .addCommand(clusterCommand());

@@ -78,7 +78,7 @@ describe.skipIf(!!skipReason)('live tunnels', () => {
     const o = await online(TGB, 'web', 1);
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(condition(o, 'TunnelsOnline')).toMatchObject({ status: 'True', reason: 'TunnelsOnline' });
-    expect((o.status?.tunnelsOnline as { tunnels: { region: string }[] }).tunnels[0]!.region).toBe('eu');
+    expect((o.status!.tunnelsOnline as { tunnels: { region: string }[] }).tunnels[0]!.region).toBe('eu');
     expect(ready(o)).toBe(true);
     await online(WB, 'split', 1);
     const m = await metrics(op.metricsUrl);

@@ -41,7 +41,7 @@ async function optionsOf(command: string): Promise<Set<string>> {
  * names `edgectl <command>` (its flags belong to the commands it names); each command line
  * (`edgectl ...`, `node src/cli/edgectl.ts ...`, `npm run emulator -- ...`) in a code block.
  */
-const COMMANDS = ['operator', 'emulator', 'sessions', 'tunnels', 'export', 'drain', 'cluster'];
+const COMMANDS = ['operator', 'emulator', 'sessions', 'tunnels', 'export', 'drain', 'cluster', 'trace'];
 
 function documented(readme: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();

@@ -103,6 +103,7 @@ export async function engineWorld(
           const [kind, ns, name] = object.split('/') as [string, string, string];
           return kube.get(pluralOf(kind), ns, name) ? 'live' : 'gone';
         },
+        list: () => kube.all(binding.plural),
         get: (key) => {
           const [ns, name] = key.split('/') as [string, string];
           return kube.get(binding.plural, ns, name);

@@ -52,6 +52,11 @@ export class FakeKube {
     return structuredClone(stored);
   }
 
+  /** Every stored object of a kind (copies), as an informer's cache lists them. */
+  all(plural: string): KubeObject[] {
+    return [...this.objects].filter(([k]) => k.startsWith(`${plural}/`)).map(([, o]) => structuredClone(o));
+  }
+
   /** The stored object (a copy), as an informer's cache would hold it. */
   get(plural: string, namespace: string, name: string): KubeObject | undefined {
     const o = this.objects.get(this.key(plural, namespace, name));

@@ -176,6 +176,7 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
   kind: 'HTTPSEdgeRoute',
   plural: 'httpsedgeroutes',
   shortNames: ['edgeroute'],
+  partOf: 'HTTPSEdge',
   tunnels: 'through',
   description:
     'A route of an HTTPS edge and its modules (backend, IP restriction, circuit breaker, headers, webhook verification, OAuth, SAML, OIDC...).',
@@ -211,6 +212,10 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
     ({ edge_id: edge.toWire(s, { ref, secret: noSecrets }) as string, ...own.desired(s, ref) }) as Desired,
   observe: (r) => ({ edge_id: r.edge_id, match_type: r.match_type, match: r.match }),
   updatable: own.updatable as (keyof Desired)[],
+  conflict: {
+    key: (d) => `${d.edge_id} ${d.match_type} ${d.match}`,
+    what: 'the same match on the same edge',
+  },
   modules: MODULE_NAMES.map(routeModule),
   api: {
     create: (c, { edge_id, ...body }) => c.httpsEdgeRoutes.create(edge_id, body as never),

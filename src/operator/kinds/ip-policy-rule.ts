@@ -22,6 +22,7 @@ export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
   kind: 'IPPolicyRule',
   plural: 'ippolicyrules',
   shortNames: ['iprule'],
+  partOf: 'IPPolicy',
   description: 'An allow or deny rule for a CIDR, in an IP policy.',
   spec: fields.schema,
   status: z.object({ ipPolicyID: z.string().optional() }),
@@ -33,6 +34,10 @@ export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
   desired: (s, ref) => fields.desired(s, ref) as Desired,
   observe: (r) => ({ cidr: r.cidr, action: r.action, ip_policy_id: r.ip_policy.id }),
   updatable: fields.updatable as (keyof Desired)[],
+  conflict: {
+    key: (d) => `${d.ip_policy_id} ${d.cidr.toLowerCase()}`,
+    what: 'the same CIDR in the same IP policy',
+  },
   api: crudApi((c) => c.ipPolicyRules),
   statusOf: (r) => ({ ipPolicyID: r.ip_policy.id }),
   exportSpec: (r, x) => fields.fromWire(r, x),

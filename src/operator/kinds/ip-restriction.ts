@@ -45,6 +45,7 @@ export const IPRestriction = defineBinding<Spec, Remote, Desired>({
     ip_policy_ids: r.ip_policies.map((p) => p.id).sort(),
   }),
   updatable: fields.updatable as (keyof Desired)[],
+  conflict: { key: (d) => d.type, what: 'an IP restriction of the same type' },
   api: crudApi((c) => c.ipRestrictions),
   statusOf: (r) => ({ ipPolicyIDs: r.ip_policies.map((p) => p.id) }),
   // enforced is kept even when false: it is what the restriction does

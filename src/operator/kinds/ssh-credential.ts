@@ -31,6 +31,11 @@ export const SSHCredential = defineBinding<Spec, Remote, Desired>({
   }),
   observe: (r) => ({ public_key: r.public_key, acl: r.acl, ...(r.owner_id ? { owner_id: r.owner_id } : {}) }),
   updatable: fields.updatable as (keyof Desired)[],
+  // the key itself (type and base64), not its comment
+  conflict: {
+    key: (d) => d.public_key.trim().split(/\s+/).slice(0, 2).join(' '),
+    what: 'the same public key',
+  },
   api: {
     ...crudApi((c) => c.sshCredentials),
     // public_key and owner_id are creation-only: never sent on update

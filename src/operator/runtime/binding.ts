@@ -94,11 +94,23 @@ export interface Binding<
    */
   tunnels?: 'serves' | 'through';
   references?(spec: Spec): Reference[];
+  /**
+   * The kind of the object this one belongs to, through one of its references (a route's
+   * edge, a rule's policy): `edgectl trace` shows it under that object instead of the other
+   * way round.
+   */
+  partOf?: string;
   /** Secrets the spec names; the engine watches them and re-applies on rotation. */
   secrets?(spec: Spec): SecretReference[];
   /** The remote state the spec asks for, in the API's field names. */
   desired(spec: Spec, ref: ResolveRef): Desired;
   modules?: ModuleBinding<Spec>[];
+  /**
+   * What the API keeps unique among resources of the kind (the same CIDR in one IP policy, one
+   * route per match on an edge...), from a desired or an observed shape: two objects with one
+   * key collide, and the later one is told so before a request the API must refuse.
+   */
+  conflict?: { key(d: Desired): string; what: string };
   /** The same shape read back from a remote resource, for comparison. */
   observe(remote: Remote): Desired;
   /** Fields the API's update accepts; any other difference cannot be put right in place. */

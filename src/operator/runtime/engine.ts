@@ -8,6 +8,7 @@ import { ID_PREFIX, type IdKind } from '../../api/limits.ts';
 import { type Priority, type PriorityCell, withPriority } from '../../api/rate-limiter.ts';
 import type { AnyBinding, Common } from './binding.ts';
 import { type Condition, conditionsFor, type Phase } from './conditions.ts';
+import { ConflictKeys, findConflict } from './conflicts.ts';
 import {
   CREATE_PENDING_ANNOTATION,
   FINALIZER,
@@ -69,6 +70,8 @@ export interface EngineOptions {
     id: string,
     namespace: string,
   ): { kind: string; namespace: string; name: string } | undefined;
+  /** Every object of the own kind in the cache (conflicts between objects). */
+  list?(): KubeObject[];
 }
 
 export interface Outcome {
@@ -93,6 +96,8 @@ const WAITS = new Set(['WaitingForReference', 'WaitingForSecret']);
  */
 const NOTEWORTHY = new Set([...WAITS, 'ApiUnavailable', 'DeleteFailed']);
 const SLOW_RETRY_MS = 5 * 60_000;
+/** A conflict is looked at again this often (no API call: the cache and the last list). */
+const CONFLICT_RECHECK_MS = 15_000;
 
 type Status = Record<string, unknown> & {
   id?: string;
@@ -199,6 +204,7 @@ export class Engine {
   constructor(o: EngineOptions) {
     this.opts = o;
     this.binding = o.binding;
+    this.conflictKeys = new ConflictKeys(o.binding);
     this.resource = managedResource(o.binding.plural);
   }
 
@@ -376,7 +382,8 @@ export class Engine {
         else this.unavailableNoted.delete(key);
         // a stalled object is tried again when its spec changes or at the next resync, not sooner
         await this.writeStatus(obj, requested ? { lastHandledReconcileAt: requested } : {}, err.phase);
-        if (err.phase.state === 'stalled')
+        // a conflict is looked at again shortly: the other object may go
+        if (err.phase.state === 'stalled' && err.phase.reason !== 'Conflict')
           this.remember(key, resetsAtStart, {
             at: Date.now(),
             generation: obj.metadata.generation,
@@ -456,6 +463,12 @@ export class Engine {
     const want = await this.wanted(obj);
     const id = await this.knownId(obj, want);
     const seen = id ? await observer.observe(id, want.desired) : undefined;
+    const conflict = this.conflictOf(obj, want, id, seen);
+    if (conflict)
+      throw new ConditionError(
+        { state: 'stalled', reason: 'Conflict', message: conflict.message },
+        { requeueAfterMs: CONFLICT_RECHECK_MS },
+      );
     const remote = await this.act(obj, want, id, seen);
     await this.writeStatus(
       obj,
@@ -556,6 +569,49 @@ export class Engine {
         return get.observe(id, desired);
       },
     };
+  }
+
+  private readonly conflictKeys: ConflictKeys;
+  private remoteKeys?: { of: object; byKey: Map<string, { id: string; remote: Remote }[]> };
+
+  /** The last bulk list's resources by conflict key, indexed once per list. */
+  private remotesByKey(): Map<string, { id: string; remote: Remote }[]> {
+    const snapshot = this.opts.observer?.latest;
+    if (!snapshot || !this.binding.conflict) return new Map();
+    if (this.remoteKeys?.of !== snapshot) {
+      const byKey = new Map<string, { id: string; remote: Remote }[]>();
+      for (const l of snapshot.items.values()) {
+        const remote = l.remote as Remote;
+        const k = this.binding.conflict.key(this.binding.observe(remote));
+        byKey.set(k, [...(byKey.get(k) ?? []), { id: remote.id, remote }]);
+      }
+      this.remoteKeys = { of: snapshot, byKey };
+    }
+    return this.remoteKeys.byKey;
+  }
+
+  /** Another object or remote resource that holds what the API keeps unique and this object wants. */
+  private conflictOf(obj: KubeObject, want: Wanted, id: string | undefined, seen: Observation | undefined) {
+    const c = this.binding.conflict;
+    if (!c || !this.opts.list) return undefined;
+    const key = c.key(want.desired);
+    const objects = this.opts.list();
+    const ref = (o: KubeObject) => (kind: string, name: string) => {
+      const target = (this.opts.lookup(kind, o.metadata.namespace!, name)?.status as Status | undefined)?.id;
+      if (!target) throw new Error(`${kind} ${name} has no id`);
+      return target;
+    };
+    return findConflict({
+      binding: this.binding,
+      self: obj,
+      key,
+      holds: seen?.found && c.key(this.binding.observe(seen.remote)) === key ? seen.remote.id : undefined,
+      selfId: id,
+      others: this.conflictKeys.of(objects, ref),
+      live: new Set(objects.map((o) => o.metadata.uid!)),
+      remotes: this.remotesByKey().get(key) ?? [],
+      clusterId: this.opts.clusterId,
+    });
   }
 
   /**

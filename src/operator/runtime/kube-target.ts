@@ -117,7 +117,10 @@ function loadFile(kc: KubeConfig, file: string): void {
 function inCluster(kc: KubeConfig, dir: string): void {
   const host = process.env.KUBERNETES_SERVICE_HOST!;
   const port = process.env.KUBERNETES_SERVICE_PORT ?? '443';
-  if (dir === SERVICE_ACCOUNT_DIR) return kc.loadFromCluster();
+  if (dir === SERVICE_ACCOUNT_DIR) {
+    kc.loadFromCluster();
+    return;
+  }
   kc.loadFromClusterAndUser(
     {
       name: 'inCluster',

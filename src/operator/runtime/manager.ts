@@ -295,6 +295,7 @@ export class Manager {
         referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
         referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
         ownerState: this.ownerState,
+        list: () => informers.flatMap((i) => i.list()),
         managedElsewhere: (id, ns) => {
           const o = this.byId.get(id);
           return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace)
@@ -462,6 +463,16 @@ export class Manager {
         this.secrets?.release(sns!, sname!);
       }
     if (type === 'delete') {
+      // an object that collided with this one may go on now
+      if (c.binding.conflict)
+        for (const inf of c.informers)
+          for (const o of inf.list())
+            if (
+              (o.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
+                (x) => x.type === 'Stalled' && x.reason === 'Conflict',
+              )
+            )
+              c.queue.add(keyOf(o));
       c.refsOf.delete(key);
       c.engine.forget(key);
       c.engine.drop(key);

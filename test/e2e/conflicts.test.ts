@@ -1,0 +1,127 @@
+// What the API keeps unique across objects (one CIDR per IP policy, one IP restriction per
+// type, one route per match on an edge, one SSH key per credential): the object that would
+// collide is Stalled/Conflict naming the other, spends no API call, and proceeds once the
+// other is gone. A resource made outside the cluster is found in the kind's bulk list.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sshPublicKey } from '../integration/harness.ts';
+import { metrics } from '../support/operator.ts';
+import {
+  condition,
+  type OperatorProcess,
+  obj,
+  ready,
+  res,
+  skipReason,
+  startOperator,
+  type World,
+  waitFor,
+  world,
+} from './harness.ts';
+
+async function apiCalls(url: string): Promise<number> {
+  let n = 0;
+  for (const [k, v] of await metrics(url))
+    if (/^edge_api_requests_total\{operation="[^"]+\.(create|update|delete)"/.test(k)) n += v;
+  return n;
+}
+
+describe.skipIf(!!skipReason)('conflicts between objects', () => {
+  let w: World;
+  let op: OperatorProcess;
+  const key = sshPublicKey('ci@example');
+  const readyObj = (plural: string, name: string) =>
+    waitFor(`${plural}/${name} Ready`, async () => ready(await w.kube.get(res(plural), w.ns, name)), 30_000);
+  const conflict = (plural: string, name: string) =>
+    waitFor(
+      `${plural}/${name} Conflict`,
+      async () => {
+        const o = await w.kube.get(res(plural), w.ns, name);
+        return condition(o, 'Stalled')?.reason === 'Conflict' ? condition(o, 'Stalled')! : undefined;
+      },
+      30_000,
+    );
+
+  beforeAll(async () => {
+    w = await world('conflicts');
+    op = await startOperator(w.emu, w.ns, ['--resync-period', '10s', '--agent-metrics-interval', '0']);
+    await w.kube.create(res('ippolicies'), w.ns, obj('IPPolicy', w.ns, 'corp', {}));
+    await w.kube.create(
+      res('httpsedges'),
+      w.ns,
+      obj('HTTPSEdge', w.ns, 'app', { hostports: ['app.example.com:443'] }),
+    );
+    await readyObj('ippolicies', 'corp');
+    await readyObj('httpsedges', 'app');
+  });
+  afterAll(async () => {
+    await op?.kill();
+    await w?.close();
+  });
+
+  const cases: [string, string, string, Record<string, unknown>, string][] = [
+    [
+      'IPPolicyRule',
+      'ippolicyrules',
+      'rule',
+      { ipPolicyRef: { name: 'corp' }, cidr: '10.0.0.0/8', action: 'allow' },
+      'the same CIDR in the same IP policy',
+    ],
+    [
+      'IPRestriction',
+      'iprestrictions',
+      'restrict',
+      { type: 'dashboard', ipPolicyRefs: [{ name: 'corp' }] },
+      'an IP restriction of the same type',
+    ],
+    [
+      'HTTPSEdgeRoute',
+      'httpsedgeroutes',
+      'route',
+      { edgeRef: { name: 'app' }, matchType: 'path_prefix', match: '/api' },
+      'the same match on the same edge',
+    ],
+    ['SSHCredential', 'sshcredentials', 'key', { publicKey: key }, 'the same public key'],
+  ];
+  for (const [kind, plural, name, spec, what] of cases)
+    it(`${kind}: the second is Stalled/Conflict naming the first, with no API call, then Ready once the first is gone`, async () => {
+      await w.kube.create(res(plural), w.ns, obj(kind, w.ns, `${name}-1`, spec));
+      await readyObj(plural, `${name}-1`);
+      const before = await apiCalls(op.metricsUrl);
+      await w.kube.create(res(plural), w.ns, obj(kind, w.ns, `${name}-2`, spec));
+      const c = await conflict(plural, `${name}-2`);
+      expect(c.message).toBe(`${kind} ${name}-1 has ${what}: delete one of them, or change this one`);
+      expect(await apiCalls(op.metricsUrl)).toBe(before);
+      await w.kube.delete(res(plural), w.ns, `${name}-1`);
+      await readyObj(plural, `${name}-2`);
+    });
+
+  it('a resource made outside the cluster is found in the bulk list and named by its id', async () => {
+    const policy = (await w.kube.get(res('ippolicies'), w.ns, 'corp')).status!.id as string;
+    const outside = await w.api.ipPolicyRules.create({
+      ip_policy_id: policy,
+      cidr: '192.0.2.0/24',
+      action: 'deny',
+    });
+    // the next bulk list of the kind (resync 10 s) brings it
+    await new Promise((r) => setTimeout(r, 12_000));
+    await w.kube.create(
+      res('ippolicyrules'),
+      w.ns,
+      obj('IPPolicyRule', w.ns, 'dup', {
+        ipPolicyRef: { name: 'corp' },
+        cidr: '192.0.2.0/24',
+        action: 'allow',
+      }),
+    );
+    const c = await conflict('ippolicyrules', 'dup');
+    expect(c.message).toBe(
+      `${outside.id}, made outside the cluster, has the same CIDR in the same IP policy: delete one of them, or change this one`,
+    );
+    await w.api.ipPolicyRules.delete(outside.id);
+    await waitFor(
+      'dup Ready after the outside rule went',
+      async () => ready(await w.kube.get(res('ippolicyrules'), w.ns, 'dup')),
+      40_000,
+    );
+  }, 90_000);
+});

@@ -1,0 +1,163 @@
+// Conflicts between objects, decided without a server: which object keeps what the API keeps
+// unique, what the other is told, and what is never a conflict.
+import { describe, expect, it } from 'vitest';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { ConflictKeys, findConflict } from '../../src/operator/runtime/conflicts.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
+
+const RULE = BINDINGS.find((b) => b.kind === 'IPPolicyRule')!;
+const CLUSTER = 'c1';
+let n = 0;
+const rule = (
+  name: string,
+  cidr: string,
+  o: { ns?: string; id?: string; at?: string; policy?: string } = {},
+): KubeObject => ({
+  metadata: {
+    name,
+    namespace: o.ns ?? 'team',
+    uid: `uid-${name}-${o.ns ?? 'team'}`,
+    resourceVersion: String(++n),
+    creationTimestamp: o.at ?? '2026-11-24T00:00:00Z',
+  },
+  spec: { ipPolicyID: o.policy ?? 'ipp_1', cidr, action: 'allow' },
+  ...(o.id ? { status: { id: o.id } } : {}),
+});
+const remote = (id: string, cidr: string, owner?: { uid: string; object: string; cluster?: string }) => ({
+  id,
+  remote: {
+    id,
+    cidr,
+    action: 'allow',
+    ip_policy: { id: 'ipp_1' },
+    metadata: owner
+      ? encodeMetadata({ cluster: owner.cluster ?? CLUSTER, uid: owner.uid, object: owner.object }, '')
+      : '',
+  },
+});
+
+function check(
+  self: KubeObject,
+  others: KubeObject[],
+  remotes: ReturnType<typeof remote>[] = [],
+  holds?: string,
+) {
+  const all = [self, ...others];
+  const keys = new ConflictKeys(RULE).of(all, () => () => 'unused');
+  return findConflict({
+    binding: RULE,
+    self,
+    key: RULE.conflict!.key(RULE.desired(self.spec as never, () => '')),
+    holds,
+    selfId: (self.status as { id?: string } | undefined)?.id,
+    others: keys,
+    live: new Set(all.map((o) => o.metadata.uid!)),
+    remotes,
+    clusterId: CLUSTER,
+  });
+}
+
+describe('findConflict', () => {
+  const cases: [string, () => ReturnType<typeof check>, string | undefined][] = [
+    ['no other object, no remote: none', () => check(rule('a', '10.0.0.0/8'), []), undefined],
+    [
+      'another CIDR in the same policy: none',
+      () => check(rule('a', '10.0.0.0/8'), [rule('b', '10.1.0.0/16', { id: 'ipr_b' })]),
+      undefined,
+    ],
+    [
+      'the same CIDR in another policy: none',
+      () => check(rule('a', '10.0.0.0/8'), [rule('b', '10.0.0.0/8', { id: 'ipr_b', policy: 'ipp_2' })]),
+      undefined,
+    ],
+    [
+      'the same CIDR, the other already created: named',
+      () => check(rule('a', '10.0.0.0/8'), [rule('b', '10.0.0.0/8', { id: 'ipr_b' })]),
+      'IPPolicyRule b has the same CIDR in the same IP policy: delete one of them, or change this one',
+    ],
+    [
+      'the same CIDR, the other new too: none (the API refuses the second create)',
+      () => check(rule('a', '10.0.0.0/8'), [rule('b', '10.0.0.0/8')]),
+      undefined,
+    ],
+    [
+      'this one holds the key already: none, whoever else wants it',
+      () =>
+        check(
+          rule('a', '10.0.0.0/8', { id: 'ipr_a' }),
+          [rule('b', '10.0.0.0/8', { id: 'ipr_b' })],
+          [],
+          'ipr_a',
+        ),
+      undefined,
+    ],
+    [
+      'another namespace’s object is not named',
+      () => check(rule('a', '10.0.0.0/8'), [rule('b', '10.0.0.0/8', { id: 'ipr_b', ns: 'other' })]),
+      'an object in another namespace has the same CIDR in the same IP policy: delete one of them, or change this one',
+    ],
+    [
+      'a remote made outside the cluster',
+      () => check(rule('a', '10.0.0.0/8'), [], [remote('ipr_x', '10.0.0.0/8')]),
+      'ipr_x, made outside the cluster, has the same CIDR in the same IP policy: delete one of them, or change this one',
+    ],
+    [
+      'a remote of another installation',
+      () =>
+        check(
+          rule('a', '10.0.0.0/8'),
+          [],
+          [remote('ipr_x', '10.0.0.0/8', { uid: 'u9', object: 'IPPolicyRule/team/z', cluster: 'c2' })],
+        ),
+      "ipr_x, another installation's, has the same CIDR in the same IP policy: delete one of them, or change this one",
+    ],
+    [
+      'its own remote (after a crash before the id was recorded): none',
+      () =>
+        check(
+          rule('a', '10.0.0.0/8'),
+          [],
+          [remote('ipr_a', '10.0.0.0/8', { uid: 'uid-a-team', object: 'IPPolicyRule/team/a' })],
+        ),
+      undefined,
+    ],
+    [
+      'a remote whose object is gone (deleted since the list): none',
+      () =>
+        check(
+          rule('a', '10.0.0.0/8'),
+          [],
+          [remote('ipr_old', '10.0.0.0/8', { uid: 'uid-gone', object: 'IPPolicyRule/team/gone' })],
+        ),
+      undefined,
+    ],
+    [
+      'the remote it is adopting: none',
+      () => check(rule('a', '10.0.0.0/8', { id: 'ipr_x' }), [], [remote('ipr_x', '10.0.0.0/8')]),
+      undefined,
+    ],
+    [
+      'a remote with another CIDR: none',
+      () => check(rule('a', '10.0.0.0/8'), [], [remote('ipr_x', '192.0.2.0/24')]),
+      undefined,
+    ],
+  ];
+  for (const [what, run, message] of cases) it(what, () => expect(run()?.message).toBe(message));
+
+  it('keys are recomputed only for objects that changed', () => {
+    let calls = 0;
+    const counting = {
+      ...RULE,
+      desired: (s: never, r: never) => {
+        calls++;
+        return RULE.desired(s, r);
+      },
+    };
+    const keys = new ConflictKeys(counting as typeof RULE);
+    const objs = [rule('a', '10.0.0.0/8', { id: 'ipr_a' }), rule('b', '10.1.0.0/16', { id: 'ipr_b' })];
+    keys.of(objs, () => () => '');
+    keys.of(objs, () => () => '');
+    expect(calls).toBe(2);
+  });
+});
