@@ -75,6 +75,11 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
+/** Failures in a row (with no answer of the API's between them) that make an outage. */
+const OUTAGE_AFTER = 2;
+/** During an outage, a call that was not sent is tried again after this long. */
+const OUTAGE_RETRY_MS = 5000;
+
 /** A wait that ran out: the same server will most likely keep everyone waiting as long again. */
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
@@ -127,6 +132,7 @@ export class Transport {
    * no budget or time is spent on requests that would fail the same way.
    */
   private outage?: { reason: string; since: number; probing: boolean };
+  private awayInARow = 0;
 
   constructor(opts: TransportOptions) {
     this.opts = opts;
@@ -184,12 +190,20 @@ export class Transport {
         resourceId: spec.resourceId,
         networkCode: 'API_UNAVAILABLE',
         text: this.outage.reason,
+        // looked at again shortly, not with a backoff that grows while nothing is sent
+        retryAfterMs: OUTAGE_RETRY_MS,
       });
     this.outage.probing = true;
     return true;
   }
 
+  /**
+   * A failure that says the API is away (no answer in time, refused, or not the API): after
+   * two in a row with no answer of the API's between them, calls wait for a probe. A dropped
+   * connection or a 5xx is one request's bad luck, not an outage.
+   */
   private wentAway(reason: string): void {
+    if (!this.outage && ++this.awayInARow < OUTAGE_AFTER) return;
     if (this.outage?.reason === reason) return;
     const since = this.outage?.since ?? Date.now();
     this.outage = { reason, since, probing: this.outage?.probing ?? false };
@@ -197,6 +211,7 @@ export class Transport {
   }
 
   private answered(): void {
+    this.awayInARow = 0;
     if (!this.outage) return;
     this.outage = undefined;
     this.opts.onOutage?.(undefined);
@@ -243,7 +258,7 @@ export class Transport {
         const reason = TIMEOUTS.has(networkCode)
           ? `no answer within ${Math.round((networkCode === 'UND_ERR_CONNECT_TIMEOUT' ? this.connectMs : this.headersMs) / 1000)}s (${networkCode})`
           : `network error ${networkCode}`;
-        this.wentAway(reason);
+        if (TIMEOUTS.has(networkCode) || NEVER_SENT.has(networkCode)) this.wentAway(reason);
         // a timeout is not retried here: the caller learns now, and retries with its own backoff
         const mayRetry = (!spec.creates || NEVER_SENT.has(networkCode)) && !TIMEOUTS.has(networkCode);
         if (mayRetry && attempt < this.maxAttempts) {
@@ -268,7 +283,6 @@ export class Transport {
       } catch (err) {
         const networkCode = networkCodeOf(err);
         this.opts.onCall?.(event(0));
-        this.wentAway(`the answer's body did not arrive (${networkCode})`);
         throw new ApiError({
           status: 0,
           operation: spec.operation,

@@ -27,6 +27,8 @@ import {
 
 export { res };
 
+const RESTRICTION_TYPES = ['dashboard', 'api', 'agent', 'endpoints'];
+
 /** n objects, ten kinds per group of ten, with references inside each group. */
 export function mixedObjects(n: number, ns: string): KubeObject[] {
   const out: KubeObject[] = [];
@@ -39,7 +41,14 @@ export function mixedObjects(n: number, ns: string): KubeObject[] {
         cidr: `10.${(g >> 8) & 255}.${g & 255}.0/24`,
         action: 'allow',
       }),
-      obj('IPRestriction', ns, `x${g}`, { type: 'endpoints', ipPolicyRefs: [{ name: `p${g}` }] }),
+      // the API keeps one IP restriction per type (four types): later groups get a second rule
+      g < RESTRICTION_TYPES.length
+        ? obj('IPRestriction', ns, `x${g}`, { type: RESTRICTION_TYPES[g], ipPolicyRefs: [{ name: `p${g}` }] })
+        : obj('IPPolicyRule', ns, `x${g}`, {
+            ipPolicyRef: { name: `p${g}` },
+            cidr: `172.${16 + ((g >> 8) & 15)}.${g & 255}.0/24`,
+            action: 'deny',
+          }),
       obj('TunnelGroupBackend', ns, `t${g}`, { labels: { group: String(g) } }),
       obj('WeightedBackend', ns, `w${g}`, {
         backends: [{ backendRef: { kind: 'TunnelGroupBackend', name: `t${g}` }, weight: 100 }],

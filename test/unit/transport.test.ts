@@ -256,6 +256,12 @@ describe('transport', () => {
       .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
       .reply(200, '<html>hi</html>', { headers: { 'content-type': 'text/html' } });
     await expect(c.ipPolicies.get('ipp_1')).rejects.toMatchObject({ networkCode: 'BAD_RESPONSE' });
+    // one answer is bad luck; a second in a row is an outage
+    expect(outages).toEqual([]);
+    pool
+      .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
+      .reply(200, '<html>hi</html>', { headers: { 'content-type': 'text/html' } });
+    await expect(c.ipPolicies.get('ipp_1')).rejects.toMatchObject({ networkCode: 'BAD_RESPONSE' });
     // the probe: answered by the API, slowly
     pool
       .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
@@ -269,7 +275,7 @@ describe('transport', () => {
       .delay(100);
     const probe = c.ipPolicies.get('ipp_1');
     const other = await c.ipPolicies.get('ipp_2').catch((e) => e);
-    expect(other).toMatchObject({ networkCode: 'API_UNAVAILABLE' });
+    expect(other).toMatchObject({ networkCode: 'API_UNAVAILABLE', retryAfterMs: 5000 });
     expect(other.message).toContain("answered HTML (HTTP 200, text/html), not the API's JSON");
     await expect(probe).resolves.toMatchObject({ id: 'ipp_1' });
     pool.intercept({ path: '/ip_policies/ipp_2', method: 'DELETE' }).reply(204, '');
