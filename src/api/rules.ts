@@ -19,6 +19,62 @@ export function isCidr(value: string): boolean {
   return Number(bits) <= (family === 4 ? 32 : 128);
 }
 
+/** The bytes of an IPv4 or IPv6 address, or undefined. */
+function ipBytes(addr: string): number[] | undefined {
+  const family = isIP(addr);
+  if (family === 4) return addr.split('.').map(Number);
+  if (family !== 6) return undefined;
+  let host: string;
+  try {
+    // the URL parser writes IPv6 in its one canonical form (lower case, no embedded IPv4)
+    host = new URL(`http://[${addr}]`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
+  }
+  const [head, tail] = host.includes('::') ? host.split('::') : [host, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+  return groups.flatMap((g) => {
+    const n = Number.parseInt(g, 16);
+    return [n >> 8, n & 255];
+  });
+}
+
+function formatIp(bytes: number[]): string {
+  if (bytes.length === 4) return bytes.join('.');
+  const groups = [];
+  for (let i = 0; i < 16; i += 2) groups.push(((bytes[i]! << 8) | bytes[i + 1]!).toString(16));
+  return new URL(`http://[${groups.join(':')}]`).hostname.slice(1, -1);
+}
+
+/**
+ * A CIDR with a mask, written with the lowest address of its range ("10.1.2.3/8" gives
+ * "10.0.0.0/8"); undefined for anything else (a bare address, not a CIDR).
+ */
+export function canonicalCidr(value: string): string | undefined {
+  const slash = value.indexOf('/');
+  if (slash === -1 || !isCidr(value)) return undefined;
+  const bytes = ipBytes(value.slice(0, slash));
+  if (!bytes) return undefined;
+  const bits = Number(value.slice(slash + 1));
+  const masked = bytes.map((b, i) => {
+    const keep = Math.max(0, Math.min(8, bits - i * 8));
+    return b & ((0xff << (8 - keep)) & 0xff);
+  });
+  return `${formatIp(masked)}/${bits}`;
+}
+
+/** True when a CIDR's host bits are zero (a bare address or a non-CIDR is not this rule's business). */
+export function isCanonicalCidr(value: string): boolean {
+  const canonical = canonicalCidr(value);
+  if (canonical === undefined) return true;
+  const slash = value.indexOf('/');
+  const a = ipBytes(value.slice(0, slash))!;
+  const b = ipBytes(canonical.slice(0, canonical.indexOf('/')))!;
+  return a.every((x, i) => x === b[i]);
+}
+
 /**
  * host:port with a DNS name (wildcards allowed on the left, labels of 1..63 characters) and a
  * port in 1..65535, as one regular expression: the wire schema and the CRD's admission use it
@@ -76,6 +132,9 @@ export interface Rule {
   maxLength: number;
 }
 
+/** The longest OIDC issuer the API takes (ERR_NGROK_7087), counted in characters as admission counts. */
+export const OIDC_ISSUER_MAX = 255;
+
 const patternRule = (r: Omit<Rule, 'test' | 'cel'> & { pattern: string }): Rule & { pattern: string } => {
   const re = new RegExp(r.pattern);
   return { ...r, test: (v) => re.test(v) };
@@ -104,7 +163,7 @@ export const RULES = {
   }),
   githubTeam: patternRule({
     must: 'be org-name/team-name',
-    errorCode: 'ERR_INVALID_FORMAT',
+    errorCode: 'ERR_OAUTH_GITHUB_TEAM',
     pattern: GITHUB_TEAM_PATTERN,
     maxLength: 512,
   }),
@@ -113,7 +172,8 @@ export const RULES = {
     errorCode: 'ERR_INVALID_FORMAT',
     test: (v: string) => anyUrl.safeParse(v).success,
     cel: 'isURL(self)',
-    maxLength: 2048,
+    // the one URL of the spec is the OIDC issuer, which the API holds to 255 (ERR_NGROK_7087)
+    maxLength: OIDC_ISSUER_MAX,
   },
   aclRule: patternRule({
     must: 'be a bind rule (bind:<domain>, bind:*.<domain>, bind:<host:port>, bind:<key>=<value>) or "*"',
@@ -240,3 +300,56 @@ export const CROSS = {
       `must hold exactly one of ${fields.join(', ')}, got ${fields.filter((f) => get(f) !== undefined).length}`,
   }),
 } as const;
+
+// --- rules the API holds one object to, stated for both sides (CRD names via `n`)
+
+const celOnlyWhenSet = (f: string, test: string) => `!has(self.${f}) || size(self.${f}) == 0 || (${test})`;
+
+export const OBJECT_RULES = {
+  /** An IP policy rule's CIDR has a mask: one address is a range of one (ERR_NGROK_1413). */
+  cidrMask: {
+    field: 'cidr',
+    must: () => 'must have a mask: a single address is written as /32 (IPv4) or /128 (IPv6)',
+    errorCode: 'ERR_CIDR_WITHOUT_MASK',
+    test: (get) => {
+      const v = get('cidr');
+      return typeof v !== 'string' || isIP(v) === 0;
+    },
+    cel: (n) => celOnlyWhenSet(n('cidr'), `self.${n('cidr')}.contains('/')`),
+  },
+  /** An IP policy rule's CIDR is written with the lowest address of its range (ERR_NGROK_1409). */
+  cidrCanonical: {
+    field: 'cidr',
+    must: () =>
+      'must be written with the lowest address of its range (its host bits zero: 10.0.0.0/8, not 10.1.2.3/8)',
+    errorCode: 'ERR_CIDR_NOT_CANONICAL',
+    test: (get) => {
+      const v = get('cidr');
+      return typeof v !== 'string' || isCanonicalCidr(v);
+    },
+    cel: (n) => {
+      const f = `self.${n('cidr')}`;
+      return celOnlyWhenSet(n('cidr'), `!isCIDR(${f}) || cidr(${f}) == cidr(${f}).masked()`);
+    },
+  },
+  /** Tunnel group labels: no '=' in a key or a value (ERR_NGROK_6531). */
+  labelsWithoutEquals: {
+    field: 'labels',
+    must: () => "must not hold '=' in a key or a value",
+    errorCode: 'ERR_LABEL_HAS_EQUALS',
+    test: (get) => {
+      const l = get('labels');
+      return (
+        !l ||
+        typeof l !== 'object' ||
+        Object.entries(l as Record<string, unknown>).every(
+          ([k, v]) => !k.includes('=') && !String(v).includes('='),
+        )
+      );
+    },
+    cel: (n) => {
+      const f = `self.${n('labels')}`;
+      return celOnlyWhenSet(n('labels'), `${f}.all(k, !k.contains('=') && !${f}[k].contains('='))`);
+    },
+  },
+} satisfies Record<string, CrossRule>;

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { ID_PREFIX } from '../api/limits.ts';
 import { type Ctx, iso, ref } from './context.ts';
-import { badRequest, EmulatorError, notFound } from './errors.ts';
+import { notFound, refuse } from './errors.ts';
 import { newId } from './ids.ts';
 import { type Handler, page as list } from './resources.ts';
 import type { Rec } from './store.ts';
@@ -200,10 +200,13 @@ export function agentHandlers(): Record<string, Handler> {
     },
     'tunnelSessions.restart': (ctx, p) => {
       const a = agentOf(ctx, p.id!);
+      if ((a.spec as AgentSpec).transport === 'ssh')
+        throw refuse('ERR_SSH_SESSION_NO_RESTART', {}, `tunnel session ${p.id}`);
       if (/^win/i.test((a.spec as AgentSpec).os)) {
-        throw badRequest(
+        throw refuse(
           'ERR_AGENT_RESTART_UNSUPPORTED',
-          `tunnel session ${p.id}: restart is not supported on Windows agents`,
+          { REASON: 'restart is not supported on Windows agents' },
+          `tunnel session ${p.id}`,
         );
       }
       const version =
@@ -221,34 +224,39 @@ export function agentHandlers(): Record<string, Handler> {
     'tunnelSessions.update': (ctx, p) => {
       const a = agentOf(ctx, p.id!);
       const spec = a.spec as AgentSpec;
+      if (spec.transport === 'ssh') throw refuse('ERR_SSH_SESSION_NO_UPDATE', {}, `tunnel session ${p.id}`);
       const state = updateState(ctx, a);
       if (state === 'updating') {
-        throw new EmulatorError(
-          409,
+        throw refuse(
           'ERR_AGENT_ALREADY_UPDATING',
-          `tunnel session ${p.id}: the agent is already updating`,
+          { ERR: 'the agent is already updating' },
+          `tunnel session ${p.id}`,
         );
       }
       if (state === 'updated') {
-        throw new EmulatorError(
-          409,
+        throw refuse(
           'ERR_AGENT_UPDATED_NOT_RESTARTED',
-          `tunnel session ${p.id}: the agent already updated to ${a.pending_version} and must be restarted first`,
+          { ERR: `the agent already updated to ${a.pending_version} and must be restarted first` },
+          `tunnel session ${p.id}`,
         );
       }
       if (spec.update.checks_disabled) {
-        throw badRequest(
+        throw refuse(
           'ERR_AGENT_UPDATE_CHECKS_DISABLED',
-          `tunnel session ${p.id}: the agent's configuration disabled update checks`,
+          { REASON: "the agent's configuration disables update checks" },
+          `tunnel session ${p.id}`,
         );
       }
       const current = a.version as string;
       const offered = spec.update.available_version;
       // Updates never cross a major version.
       if (!offered || !newer(offered, current) || semver(offered)[0] !== semver(current)[0]) {
-        throw badRequest(
+        throw refuse(
           'ERR_AGENT_NO_UPDATE_AVAILABLE',
-          `tunnel session ${p.id}: no update is available for agent version ${current}`,
+          {
+            ERR: `no update is available for agent version ${current} (updates never cross a major version)`,
+          },
+          `tunnel session ${p.id}`,
         );
       }
       ctx.store.put(AGENTS, {

@@ -3,11 +3,11 @@
 // every resource, is a 400 naming the parameter: a script listing "only mine" must never
 // silently get everything.
 import { parse } from '@marcbachmann/cel-js';
-import { EmulatorError } from './errors.ts';
+import { refuse } from './errors.ts';
 
 type Item = Record<string, unknown>;
 
-const invalid = (msg: string) => new EmulatorError(400, 'ERR_INVALID_FILTER', `filter: ${msg}`);
+const invalid = (msg: string) => refuse('ERR_INVALID_FILTER', { DETAIL: `filter: ${msg}` });
 
 export function applyFilter(items: Item[], filter: string | undefined): Item[] {
   if (filter === undefined) return items;

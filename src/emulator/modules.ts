@@ -1,8 +1,10 @@
 // Route and edge modules: what is stored (the input with defaults) and what is returned.
+import { createPublicKey } from 'node:crypto';
+import { domainToUnicode } from 'node:url';
 import { SAML_DEFAULT_NAMEID_FORMAT } from '../api/limits.ts';
 import { selfSignedPem } from '../util/x509.ts';
 import { type Ctx, ref } from './context.ts';
-import { badRequest } from './errors.ts';
+import { type EmulatorError, refuse } from './errors.ts';
 import type { Rec } from './store.ts';
 
 type M = Record<string, unknown>;
@@ -10,17 +12,10 @@ export const BACKEND_COLLS = ['tunnelGroupBackends', 'weightedBackends', 'httpRe
 export const findBackend = (ctx: Ctx, id: string) =>
   BACKEND_COLLS.map((c) => ctx.store.get(c, id)).find(Boolean);
 
-export function mustExist(
-  ctx: Ctx,
-  coll: string | string[],
-  id: string,
-  field: string,
-  what: string,
-  code = 'ERR_REFERENCE_NOT_FOUND',
-): void {
+/** Refuses with `refusal` unless a record of `coll` has this id. */
+export function mustExist(ctx: Ctx, coll: string | string[], id: string, refusal: () => EmulatorError): void {
   const colls = Array.isArray(coll) ? coll : [coll];
-  if (!colls.some((c) => ctx.store.get(c, id)))
-    throw badRequest(code, `${field}: ${what} ${id} does not exist`);
+  if (!colls.some((c) => ctx.store.get(c, id))) throw refusal();
 }
 
 const SESSION_DEFAULTS = {
@@ -38,39 +33,32 @@ export async function storeModule(ctx: Ctx, name: string, input: M, owner: Rec, 
   const m: M = { enabled: true, ...input };
   switch (name) {
     case 'backend':
-      if (!findBackend(ctx, m.backend_id as string)) {
-        throw badRequest(
-          'ERR_BACKEND_NOT_FOUND',
-          `backend.backend_id: backend ${m.backend_id} does not exist`,
-        );
-      }
+      mustExist(ctx, BACKEND_COLLS, m.backend_id as string, () =>
+        refuse('ERR_BACKEND_NOT_FOUND', { ID: m.backend_id as string }, 'backend.backend_id'),
+      );
       return m;
     case 'ip_restriction':
       for (const id of m.ip_policy_ids as string[])
-        mustExist(
-          ctx,
-          'ipPolicies',
-          id,
-          'ip_restriction.ip_policy_ids',
-          'IP policy',
-          'ERR_MODULE_IP_POLICY_NOT_FOUND',
+        mustExist(ctx, 'ipPolicies', id, () =>
+          refuse('ERR_MODULE_IP_POLICY_NOT_FOUND', { ID: id }, 'ip_restriction.ip_policy_ids'),
         );
       return m;
     case 'mutual_tls':
-      for (const id of m.certificate_authority_ids as string[]) {
-        mustExist(
-          ctx,
-          'certificateAuthorities',
-          id,
-          'mutual_tls.certificate_authority_ids',
-          'certificate authority',
+      for (const id of m.certificate_authority_ids as string[])
+        mustExist(ctx, 'certificateAuthorities', id, () =>
+          refuse('ERR_MUTUAL_TLS_CA_NOT_FOUND', { ID: id }, 'mutual_tls.certificate_authority_ids'),
         );
-      }
       return m;
     case 'request_headers':
     case 'response_headers':
+      checkHeaders(name, m);
       return { add: {}, remove: [], ...m };
+    case 'webhook_verification':
+      if (m.provider === 'sendgrid' && !isEcdsaPublicKey(m.secret as string | undefined))
+        throw refuse('ERR_SENDGRID_KEY', { ERROR: 'not a base64-encoded DER (SPKI) ECDSA public key' });
+      return m;
     case 'oauth':
+      checkOAuthProvider(m.provider as Record<string, M>);
       return { ...SESSION_DEFAULTS, auth_check_interval: 0, ...m };
     case 'oidc':
       return { ...SESSION_DEFAULTS, ...m };
@@ -127,5 +115,83 @@ export function renderModule(ctx: Ctx, name: string, m: M | null | undefined, ow
     }
     default:
       return { ...m };
+  }
+}
+
+// --- what the API refuses in a module beyond its schema (the emulator's side only: admission
+// cannot state these, see the error catalogue)
+
+/** NUL, CR, LF and DEL: never in a header value (ERR_NGROK_7024). */
+const badHeaderValue = (v: string) =>
+  [...v].some((c) => c === '\0' || c === '\r' || c === '\n' || c === '\x7f');
+
+function checkHeaders(name: string, m: M): void {
+  const add = (m.add ?? {}) as Record<string, string>;
+  const seen = new Map<string, string>();
+  for (const [k, v] of Object.entries(add)) {
+    const lower = k.toLowerCase();
+    const other = seen.get(lower);
+    if (other !== undefined)
+      throw refuse('ERR_DUPLICATE_HEADER', { HEADER: lower, CASE_ONE: other, CASE_TWO: k }, `${name}.add`);
+    seen.set(lower, k);
+    if (badHeaderValue(v))
+      throw refuse(
+        'ERR_INVALID_HEADER_VALUE',
+        { VAL: JSON.stringify(v), REASON: 'it holds a NUL, CR, LF or DEL character' },
+        `${name}.add.${k}`,
+      );
+  }
+}
+
+/** A base64 DER (SPKI) ECDSA public key: what SendGrid signs webhooks with. */
+function isEcdsaPublicKey(secret: string | undefined): boolean {
+  if (!secret || !/^[A-Za-z0-9+/]+={0,2}$/.test(secret)) return false;
+  try {
+    return (
+      createPublicKey({ key: Buffer.from(secret, 'base64'), format: 'der', type: 'spki' })
+        .asymmetricKeyType === 'ec'
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** A domain whose xn-- labels are valid punycode (undefined when one is not). */
+function punycodeOk(domain: string): boolean {
+  return domain
+    .split('.')
+    .filter((l) => l.toLowerCase().startsWith('xn--'))
+    .every((l) => domainToUnicode(l) !== '' && !domainToUnicode(l).startsWith('xn--'));
+}
+
+/** The first value a list holds twice. */
+const repeated = (l: readonly string[] | undefined) => l?.find((x, i) => l.indexOf(x) !== i);
+
+const OAUTH_LISTS = [
+  ['email_addresses', 'ERR_OAUTH_DUPLICATE_EMAIL'],
+  ['email_domains', 'ERR_OAUTH_DUPLICATE_EMAIL_DOMAIN'],
+  ['teams', 'ERR_OAUTH_DUPLICATE_TEAM'],
+  ['organizations', 'ERR_OAUTH_DUPLICATE_ORGANIZATION'],
+] as const;
+
+function checkOAuthProvider(providers: Record<string, M>): void {
+  for (const [provider, p] of Object.entries(providers)) {
+    if (!p) continue;
+    for (const [list, name] of OAUTH_LISTS) {
+      const twice = repeated(p[list] as string[] | undefined);
+      if (twice !== undefined) throw refuse(name, { PROVIDER: provider, DUPLICATE: twice });
+    }
+    for (const email of (p.email_addresses ?? []) as string[]) {
+      if (email !== email.toLowerCase()) throw refuse('ERR_OAUTH_EMAIL_NOT_LOWERCASE', { EMAIL: email });
+      const domain = email.slice(email.lastIndexOf('@') + 1);
+      if (email.includes('@') && !punycodeOk(domain))
+        throw refuse('ERR_OAUTH_EMAIL_PUNYCODE', { PROVIDER: provider, NAME: email });
+    }
+    for (const domain of (p.email_domains ?? []) as string[]) {
+      if (domain !== domain.toLowerCase())
+        throw refuse('ERR_OAUTH_EMAIL_DOMAIN_NOT_LOWERCASE', { DOMAIN: domain });
+      if (!punycodeOk(domain))
+        throw refuse('ERR_OAUTH_EMAIL_DOMAIN_PUNYCODE', { PROVIDER: provider, NAME: domain });
+    }
   }
 }

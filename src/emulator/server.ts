@@ -5,11 +5,12 @@ import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { ID_PREFIX } from '../api/limits.ts';
 import { type AnyOp, flattenOperations } from '../api/operations.ts';
 import { AgentSpec, addAgent, agentHandlers, removeAgent } from './agents.ts';
 import type { Caller, Ctx } from './context.ts';
 import { DEFAULT_API_KEY } from './defaults.ts';
-import { EmulatorError, errorBody } from './errors.ts';
+import { EmulatorError, errorBody, refuse } from './errors.ts';
 import { FaultConfig, Faults } from './faults.ts';
 import { STORED_RECORDS } from './records.ts';
 import { type Handler, resourceHandlers } from './resources.ts';
@@ -112,12 +113,21 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   const counters = new RequestCounters();
 
   const bodyLimit = opts.bodyLimit ?? 256 * 1024;
+  /** Sockets whose current request's headers arrived: an end of input now is inside its body. */
+  const awaitingBody = new WeakSet<object>();
   let closing = false;
   const app = Fastify({
     logger: opts.logger ?? false,
     // Errors the HTTP parser finds before any route runs (a malformed request, headers or a
     // URI too large) still get the API's error body.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      // the connection ended inside a body (its headers complete): a body shorter than its
+      // Content-Length, which the public API calls an unreadable body (ERR_NGROK_212)
+      if (err.code === 'HPE_INVALID_EOF_STATE' && awaitingBody.has(socket))
+        return endSocket(
+          socket,
+          refuse('ERR_INVALID_CONTENT_LENGTH', {}, 'the body ended before its Content-Length'),
+        );
       const [status, code, msg] =
         err.code === 'HPE_HEADER_OVERFLOW'
           ? [431, 'ERR_HEADERS_TOO_LARGE', 'request header fields too large']
@@ -130,7 +140,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     },
     // What the router refuses before any route or hook runs (a malformed percent-encoding in
     // the path, an overlong path segment) would otherwise get Fastify's own body.
-    frameworkErrors: (err, req, reply) => send(reply, apiError(err, req.url)),
+    frameworkErrors: (err, req, reply) => send(reply, apiError(err, req)),
     // Node answers a request without Host itself (an empty 400): the hook below does, in the API's body.
     http: { requireHostHeader: false },
     // Requests that arrive while closing: Fastify's own 503 body otherwise (the hook below answers).
@@ -167,7 +177,10 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     try {
       done(null, JSON.parse(body as string));
     } catch {
-      done(new EmulatorError(400, 'ERR_INVALID_JSON', 'the request body is not valid JSON'), undefined);
+      done(
+        refuse('ERR_INVALID_JSON', { CTYPE: 'application/json' }, 'the request body is not valid JSON'),
+        undefined,
+      );
     }
   });
 
@@ -175,9 +188,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     reply.code(err.status).headers(err.headers).send(err.body());
   };
   /** Any error, the framework's too, as the API's error. */
-  const apiError = (err: FrameworkError, url: string): EmulatorError => {
+  const apiError = (err: FrameworkError, req: FastifyRequest): EmulatorError => {
     if (err instanceof EmulatorError) return err;
-    const path = url.split('?')[0]!;
+    const path = req.url.split('?')[0]!;
     switch (err.code) {
       case 'FST_ERR_BAD_URL':
         return new EmulatorError(
@@ -192,11 +205,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
           `a segment of the path is longer than ${MAX_PATH_SEGMENT} characters`,
         );
       case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return new EmulatorError(
-          400,
-          'ERR_INVALID_CONTENT_LENGTH',
-          'the request body does not match its Content-Length',
-        );
+        return refuse('ERR_INVALID_CONTENT_LENGTH', {}, 'the request body does not match its Content-Length');
     }
     const status = err.statusCode ?? 500;
     if (status === 413)
@@ -205,8 +214,12 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         'ERR_BODY_TOO_LARGE',
         `the request body is larger than ${bodyLimit} bytes`,
       );
-    if (status === 415)
-      return new EmulatorError(415, 'ERR_UNSUPPORTED_MEDIA_TYPE', 'request bodies must be application/json');
+    if (status === 415) {
+      const type = req.headers['content-type'];
+      return type === undefined
+        ? refuse('ERR_MISSING_CONTENT_TYPE', {}, 'request bodies must be application/json')
+        : refuse('ERR_UNSUPPORTED_MEDIA_TYPE', { CTYPE: type }, 'request bodies must be application/json');
+    }
     if (status >= 400 && status < 500) {
       const code =
         status === 400
@@ -217,12 +230,13 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     app.log.error(err);
     return new EmulatorError(500, 'ERR_INTERNAL', 'internal error');
   };
-  app.setErrorHandler((err: FrameworkError, req, reply) => send(reply, apiError(err, req.url)));
+  app.setErrorHandler((err: FrameworkError, req, reply) => send(reply, apiError(err, req)));
   app.addHook('preClose', (done) => {
     closing = true;
     done();
   });
   app.addHook('onRequest', async (req, reply) => {
+    awaitingBody.add(req.raw.socket);
     if (closing) {
       reply.header('connection', 'close');
       throw new EmulatorError(503, 'ERR_SERVICE_UNAVAILABLE', 'the emulator is shutting down');
@@ -255,27 +269,23 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   const authenticate = (req: FastifyRequest): Caller => {
     const auth = req.headers.authorization;
-    if (!auth)
-      throw new EmulatorError(401, 'ERR_UNAUTHORIZED', 'missing Authorization: Bearer <API key> header');
+    if (!auth) throw refuse('ERR_UNAUTHORIZED', {}, 'missing Authorization: Bearer <API key> header');
     const m = /^Bearer (.+)$/.exec(auth);
     if (!m)
-      throw new EmulatorError(
-        401,
+      throw refuse(
         'ERR_BAD_AUTHORIZATION',
-        'the Authorization header could not be parsed: use Authorization: Bearer <API key>',
+        { VAL: auth.split(' ')[0] ?? '' },
+        'use Authorization: Bearer <API key>',
       );
+    // an API key is printable ASCII without spaces: anything else cannot be one
+    if (!/^[\x21-\x7e]+$/.test(m[1]!)) throw refuse('ERR_MALFORMED_CREDENTIAL', { TOKEN: redact(m[1]!) });
     const key = keys.find((k) => k.key === m[1]);
-    if (!key) throw new EmulatorError(403, 'ERR_FORBIDDEN', 'the API key is not valid');
-    const version = req.headers['service-version'] ?? req.headers['ngrok-version'];
-    if (version !== SUPPORTED_VERSION) {
-      throw new EmulatorError(
-        400,
-        'ERR_UNSUPPORTED_VERSION',
-        version === undefined
-          ? 'missing Service-Version header: send Service-Version: 2'
-          : `Service-Version ${String(version)} is not supported: send Service-Version: 2`,
-      );
-    }
+    if (!key) throw refuse('ERR_FORBIDDEN', { TOKEN: redact(m[1]!) });
+    const version = req.headers['service-version'] || req.headers['ngrok-version'];
+    if (version === undefined || version === '')
+      throw refuse('ERR_MISSING_VERSION', { SUPPORTED: SUPPORTED_VERSION }, 'send Service-Version: 2');
+    if (version !== SUPPORTED_VERSION)
+      throw refuse('ERR_UNSUPPORTED_VERSION', { VERSION: String(version), SUPPORTED: SUPPORTED_VERSION });
     return { ownerId: key.ownerId, admin: key.admin };
   };
 
@@ -292,12 +302,9 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         const caller = authenticate(req);
         const retryAfter = limiter?.admit(caller.ownerId);
         if (retryAfter !== undefined) {
-          throw new EmulatorError(
-            429,
-            'ERR_RATE_LIMITED',
-            `Your account is rate limited to ${opts.rateLimitPerMinute} requests per minute`,
-            { 'retry-after': String(retryAfter) },
-          );
+          throw refuse('ERR_RATE_LIMITED', { MAX: opts.rateLimitPerMinute!, INTERVAL: 'minute' }, undefined, {
+            'retry-after': String(retryAfter),
+          });
         }
         const wait = faults.latency(req.method, path);
         if (wait) await delay(wait);
@@ -305,12 +312,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
         if (fault.kind === 'error')
           throw new EmulatorError(fault.status, 'ERR_INJECTED', `injected fault: HTTP ${fault.status}`);
         if (fault.kind === 'rate-limit') {
-          throw new EmulatorError(429, 'ERR_RATE_LIMITED', 'too many requests', {
+          throw refuse('ERR_RATE_LIMITED', { MAX: 120, INTERVAL: 'minute' }, 'injected fault', {
             'retry-after': String(fault.retryAfter),
           });
         }
-        const body = parseBody(def, req.body);
-        const query = parseQuery(def, req.query as Record<string, string | string[]>);
+        if (!(def.kind === 'op' && def.body) && hasBody(req))
+          throw refuse('ERR_UNEXPECTED_BODY', { METHOD: req.method });
+        const body = parseBody(name, def, req.body);
+        const query = parseQuery(def, req.query as Record<string, string | string[]>, req.url);
         const ctx: Ctx = { store, origin, caller, now };
         // the router has decoded the path parameters already: decoding again turns "%25" into a 500
         const params = req.params as Record<string, string>;
@@ -328,6 +337,7 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   // every API request counted by operation and status; the admin endpoints are not
   app.addHook('onResponse', async (req, reply) => {
+    awaitingBody.delete(req.raw.socket);
     if (req.url.startsWith('/_emulator')) return;
     const operation =
       (req.routeOptions.config as { operation?: string } | undefined)?.operation ?? 'unknown_path';
@@ -368,39 +378,85 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
   };
 }
 
-function parseBody(def: AnyOp, raw: unknown): Record<string, unknown> {
+/** A request that carries a body (a Content-Length above 0, or a chunked one). */
+const hasBody = (req: FastifyRequest) =>
+  Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+
+/** A redacted credential for a message: enough to recognise it, never the whole. */
+const redact = (token: string) => (token.length > 8 ? `${token.slice(0, 4)}...` : '...');
+
+function parseBody(operation: string, def: AnyOp, raw: unknown): Record<string, unknown> {
   if (def.kind !== 'op' || !def.body) return {};
   const input = raw === undefined ? {} : raw;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new EmulatorError(400, 'ERR_INVALID_BODY', 'the request body must be a JSON object');
+    throw refuse('ERR_INVALID_BODY', { CTYPE: 'application/json' }, 'the request body must be a JSON object');
   }
-  const r = (def.body as z.ZodType).safeParse(input);
-  if (!r.success) throw zodToApiError(r.error);
+  const r = (def.body as z.ZodType).safeParse(input, { reportInput: true });
+  if (!r.success) throw zodToApiError(r.error, { operation, schema: def.body as z.ZodType });
   return r.data as Record<string, unknown>;
 }
 
 const LIST_PARAMETERS = ['limit', 'before_id', 'filter'];
+const LIMIT_MAX = 100;
 
-function parseQuery(def: AnyOp, raw: Record<string, string | string[]>): Record<string, string> {
+/** The id prefix of what each list holds (before_id must be one of them). */
+const LIST_ID_PREFIX: Record<string, string> = {
+  '/ip_policies': ID_PREFIX.ipPolicy,
+  '/ip_policy_rules': ID_PREFIX.ipPolicyRule,
+  '/ip_restrictions': ID_PREFIX.ipRestriction,
+  '/backends/tunnel_group': ID_PREFIX.tunnelGroupBackend,
+  '/backends/weighted': ID_PREFIX.weightedBackend,
+  '/ssh_credentials': ID_PREFIX.sshCredential,
+  '/certificate_authorities': ID_PREFIX.certificateAuthority,
+  '/tunnel_sessions': ID_PREFIX.tunnelSession,
+  '/tunnels': ID_PREFIX.tunnel,
+  '/edges/https': ID_PREFIX.httpsEdge,
+  '/edges/tcp': ID_PREFIX.tcpEdge,
+  '/edges/tls': ID_PREFIX.tlsEdge,
+};
+
+function parseQuery(def: AnyOp, raw: Record<string, string | string[]>, url: string): Record<string, string> {
+  // the query as sent: a malformed percent-encoding is refused, never read as something else
+  const search = url.includes('?') ? url.slice(url.indexOf('?') + 1) : '';
+  for (const part of search.split('&')) {
+    try {
+      decodeURIComponent(part.replaceAll('+', ' '));
+    } catch {
+      throw refuse('ERR_INVALID_QUERY', { ERR: `malformed percent-encoding in ${part}` });
+    }
+  }
   // never ignore a query parameter: one this endpoint does not know is refused
   const allowed = def.kind === 'list' ? LIST_PARAMETERS : [];
   const unknown = Object.keys(raw).filter((k) => !allowed.includes(k));
   if (unknown.length) {
-    throw new EmulatorError(
-      400,
-      'ERR_UNKNOWN_QUERY_PARAMETER',
-      `unknown query parameter${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}; supported: ${allowed.join(', ') || 'none'}`,
-    );
+    throw refuse('ERR_UNKNOWN_QUERY_PARAMETER', {
+      UNKNOWN: unknown.join(', '),
+      SUPPORTED: allowed.join(', ') || 'none',
+    });
   }
   const repeated = Object.entries(raw).find(([, v]) => Array.isArray(v));
-  if (repeated) throw new EmulatorError(400, 'ERR_INVALID_LIMIT', `${repeated[0]}: given more than once`);
+  if (repeated) {
+    const values = repeated[1] as string[];
+    throw refuse('ERR_REPEATED_QUERY_PARAMETER', {
+      NAME: repeated[0],
+      COUNT: values.length,
+      VALUES: values.join(', '),
+    });
+  }
   if (def.kind !== 'list') return {};
   const q = raw as Record<string, string>;
-  if (q.limit !== undefined && !/^([1-9]\d?|100)$/.test(q.limit)) {
-    throw new EmulatorError(400, 'ERR_INVALID_LIMIT', 'limit: must be an integer from 1 to 100');
+  if (q.limit !== undefined) {
+    if (!/^(0|[1-9]\d*)$/.test(q.limit))
+      throw refuse('ERR_LIMIT_NOT_A_NUMBER', { MAX: LIMIT_MAX, VAL: q.limit });
+    if (Number(q.limit) < 1 || Number(q.limit) > LIMIT_MAX)
+      throw refuse('ERR_INVALID_LIMIT', { MAX: LIMIT_MAX, VAL: q.limit });
   }
-  if (q.before_id !== undefined && !/^[a-z]+_[A-Za-z0-9]+$/.test(q.before_id)) {
-    throw new EmulatorError(400, 'ERR_INVALID_ID', 'before_id: must be a resource id');
+  if (q.before_id !== undefined) {
+    if (!/^[a-z]+_[A-Za-z0-9]+$/.test(q.before_id))
+      throw refuse('ERR_INVALID_ID', { ID: q.before_id }, 'before_id');
+    const prefix = LIST_ID_PREFIX[def.path];
+    if (prefix && !q.before_id.startsWith(`${prefix}_`))
+      throw refuse('ERR_ID_WRONG_PREFIX', { VAL: q.before_id, PREFIX: prefix }, 'before_id');
   }
   return q;
 }

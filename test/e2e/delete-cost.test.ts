@@ -45,7 +45,8 @@ describe.skipIf(!!skipReason)('deleting costs one API request per remote resourc
   beforeAll(async () => {
     w = await world('delcost');
     for (const name of [nsA, nsB]) await w.kube.create(NAMESPACES, undefined, { metadata: { name } });
-    op = await startOperator(w.emu, w.ns, ['--namespaces', `${nsA},${nsB}`]);
+    // no agent-metrics polling: every API call counted here is the objects'
+    op = await startOperator(w.emu, w.ns, ['--namespaces', `${nsA},${nsB}`, '--agent-metrics-interval', '0']);
   });
   afterAll(async () => {
     await op?.kill();

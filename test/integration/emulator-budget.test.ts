@@ -25,8 +25,9 @@ it('answers 429 with Retry-After beyond the limit, per account; admin endpoints 
   for (let i = 0; i < 5; i++) expect((await as('a')).status).toBe(200);
   const over = await as('a');
   expect(over.status).toBe(429);
-  expect(over.json).toMatchObject({ error_code: 'ERR_NGROK_1214', status_code: 429 });
-  expect(over.json.msg).toContain('5 requests per minute');
+  // the API reference's rate limit: ERR_NGROK_226 with HTTP 429
+  expect(over.json).toMatchObject({ error_code: 'ERR_NGROK_226', status_code: 429 });
+  expect(over.json.msg).toContain('5 API requests per minute');
   const retry = Number(over.headers.get('retry-after'));
   expect(retry).toBeGreaterThanOrEqual(1);
   expect(retry).toBeLessThanOrEqual(60);

@@ -137,7 +137,7 @@ describe('IP policy rules', () => {
     await rejects400(
       c.ipPolicyRules.create({ ip_policy_id: 'ipx_123', cidr: '10.0.0.0/8', action: 'allow' }),
       'ip_policy_id',
-      'ERR_INVALID_ID',
+      'ERR_INVALID_RULE_POLICY_ID',
     );
     await rejects400(
       c.ipPolicyRules.create({ ip_policy_id: 'ipp_doesnotexist', cidr: '10.0.0.0/8', action: 'allow' }),
@@ -232,9 +232,13 @@ describe('backends', () => {
     await rejects400(
       c.weightedBackends.create({ backends: { bkdtg_missing: 1 } }),
       'backends',
-      'ERR_REFERENCE_NOT_FOUND',
+      'ERR_BACKEND_NOT_FOUND',
     );
-    await rejects400(c.weightedBackends.create({ backends: { ipp_x: 1 } }), 'backends', 'ERR_INVALID_ID');
+    await rejects400(
+      c.weightedBackends.create({ backends: { ipp_x: 1 } }),
+      'backends',
+      'ERR_INVALID_WEIGHTED_BACKEND_KEY',
+    );
     const u = await c.weightedBackends.update(w.id, { backends: { [tg.id]: 5, [w.id]: 1 } }).catch((e) => e);
     expect(u.errorName).toBe('ERR_BACKEND_CYCLE');
   });
@@ -298,7 +302,9 @@ describe('SSH credentials', () => {
 });
 
 describe('HTTPS edges and routes', () => {
-  const edge = () => c.httpsEdges.create({ hostports: ['app.example.com:443'] });
+  // a hostport belongs to one edge (ERR_NGROK_7122): each edge its own
+  let edges = 0;
+  const edge = () => c.httpsEdges.create({ hostports: [`app${++edges}.example.com:443`] });
 
   it('a route created without modules returns every module as null; the edge embeds its routes', async () => {
     const e = await edge();
@@ -416,7 +422,7 @@ describe('HTTPS edges and routes', () => {
     await rejects400(
       c.httpsEdgeRouteModules.circuit_breaker.put(e.id, r.id, { ...cb, num_buckets: 129 }),
       'num_buckets',
-      'ERR_NUM_BUCKETS_TOO_LARGE',
+      'ERR_CIRCUIT_BREAKER_NUM_BUCKETS',
     );
     await rejects400(
       c.httpsEdgeRouteModules.circuit_breaker.put(e.id, r.id, { ...cb, error_threshold_percentage: 50 }),
@@ -456,7 +462,8 @@ describe('HTTPS edges and routes', () => {
       'ERR_OAUTH_CLIENT_SECRET_REQUIRED',
     );
     await rejects400(put({ google: { scopes: ['email'] } }), 'scopes', 'ERR_OAUTH_SCOPES_NEED_CLIENT');
-    await rejects400(put({ github: {}, google: {} }), 'provider', 'ERR_OAUTH_ONE_PROVIDER');
+    await rejects400(put({ github: {}, google: {} }), 'provider', 'ERR_OAUTH_MANY_PROVIDERS');
+    await rejects400(put({}), 'provider', 'ERR_OAUTH_NO_PROVIDER');
     await rejects400(put({ gitlab: {} }), 'client_id', 'ERR_OAUTH_CLIENT_REQUIRED');
     await expect(put({ github: { teams: ['acme/eng'], organizations: ['acme'] } })).resolves.toMatchObject({
       enabled: true,
@@ -472,7 +479,7 @@ describe('HTTPS edges and routes', () => {
       c.httpsEdgeModules.tls_termination.put(e.id, loose({ min_version: '1.4' })),
       'min_version',
     );
-    const t = await c.tlsEdges.create({ hostports: ['tls.example.com:443'] });
+    const t = await c.tlsEdges.create({ hostports: ['tls-termination.example.com:443'] });
     await rejects400(
       c.tlsEdgeModules.tls_termination.put(t.id, { terminate_at: 'upstream', min_version: '1.2' }),
       'min_version',
@@ -489,7 +496,11 @@ describe('HTTPS edges and routes', () => {
   it('deleting an edge deletes its routes; a route under another edge is not found', async () => {
     const [e1, e2] = [await edge(), await edge()];
     const r = await c.httpsEdgeRoutes.create(e1.id, { match_type: 'path_prefix', match: '/' });
-    await expect(c.httpsEdgeRoutes.get(e2.id, r.id)).rejects.toMatchObject({ status: 404 });
+    // under another edge: the API names both edges (ERR_NGROK_7110)
+    await expect(c.httpsEdgeRoutes.get(e2.id, r.id)).rejects.toMatchObject({
+      status: 400,
+      errorNumber: 7110,
+    });
     await c.httpsEdges.delete(e1.id);
     await expect(c.httpsEdgeRoutes.get(e1.id, r.id)).rejects.toMatchObject({ status: 404 });
   });
@@ -559,7 +570,7 @@ describe('tunnel sessions and agent commands', () => {
     const win = await sessionOf('win');
     await expect(c.tunnelSessions.restart(win, {})).rejects.toMatchObject({
       status: 400,
-      errorCode: 'ERR_AGENT_RESTART_UNSUPPORTED',
+      errorName: 'ERR_AGENT_RESTART_UNSUPPORTED',
     });
   });
 
@@ -581,22 +592,22 @@ describe('tunnel sessions and agent commands', () => {
       update: { available_version: '3.6.1', duration_ms: 5000 },
     });
     await expect(c.tunnelSessions.update(await sessionOf('none'), {})).rejects.toMatchObject({
-      errorCode: 'ERR_AGENT_NO_UPDATE_AVAILABLE',
+      errorName: 'ERR_AGENT_NO_UPDATE_AVAILABLE',
     });
     await expect(c.tunnelSessions.update(await sessionOf('major'), {})).rejects.toMatchObject({
-      errorCode: 'ERR_AGENT_NO_UPDATE_AVAILABLE',
+      errorName: 'ERR_AGENT_NO_UPDATE_AVAILABLE',
     });
     await expect(c.tunnelSessions.update(await sessionOf('off'), {})).rejects.toMatchObject({
-      errorCode: 'ERR_AGENT_UPDATE_CHECKS_DISABLED',
+      errorName: 'ERR_AGENT_UPDATE_CHECKS_DISABLED',
     });
     const s = await sessionOf('upd');
     await c.tunnelSessions.update(s, {});
     await expect(c.tunnelSessions.update(s, {})).rejects.toMatchObject({
-      errorCode: 'ERR_AGENT_ALREADY_UPDATING',
+      errorName: 'ERR_AGENT_ALREADY_UPDATING',
     });
     h.emu.advanceClock(10_000);
     await expect(c.tunnelSessions.update(s, {})).rejects.toMatchObject({
-      errorCode: 'ERR_AGENT_UPDATED_NOT_RESTARTED',
+      errorName: 'ERR_AGENT_UPDATED_NOT_RESTARTED',
     });
     expect((await c.tunnelSessions.get(s)).agent_version).toBe('3.5.0');
     await c.tunnelSessions.restart(s, {});
@@ -611,7 +622,7 @@ describe('protocol', () => {
       headers: { authorization: 'Bearer admin-key', 'service-version': '' },
     });
     expect(missing.status).toBe(400);
-    expect(missing.json).toMatchObject({ error_code: 'ERR_UNSUPPORTED_VERSION', status_code: 400 });
+    expect(missing.json).toMatchObject({ error_code: 'ERR_NGROK_218', status_code: 400 });
     const other = await raw(h.emu, 'GET', '/ip_policies', {
       headers: { authorization: 'Bearer admin-key', 'service-version': '1' },
     });
@@ -657,7 +668,7 @@ describe('protocol', () => {
       body: '{"description":',
     });
     expect(badJson.status).toBe(400);
-    expect(badJson.json.error_code).toBe('ERR_NGROK_3411');
+    expect(badJson.json.error_code).toBe('ERR_NGROK_213');
   });
 
   it('a missing required field is named', async () => {
@@ -665,7 +676,7 @@ describe('protocol', () => {
     await rejects400(
       c.ipPolicyRules.create(loose({ ip_policy_id: p.id, action: 'allow' })),
       'cidr',
-      'ERR_MISSING_FIELD',
+      'ERR_IP_POLICY_RULE_PARAM_MISSING',
     );
   });
 });

@@ -233,24 +233,32 @@ describe('records of the wrong shape', () => {
       match: '/',
       backend: { backend_id: tg.id },
       ip_restriction: { ip_policy_ids: [p.id] },
-      circuit_breaker: { error_threshold_percentage: 0.5 },
+      circuit_breaker: {
+        tripped_duration: 10,
+        rolling_window: 60,
+        num_buckets: 10,
+        error_threshold_percentage: 0.5,
+      },
       compression: {},
       request_headers: { add: { 'x-a': '1' } },
       response_headers: { remove: ['x-b'] },
       webhook_verification: { provider: 'github', secret: 'whsec' },
       oauth: { provider: { google: {} } },
-      saml: { idp_metadata: '<EntityDescriptor/>' },
+      // one login module enabled per route, and on one route of an edge (ERR_NGROK_7079, 7155)
+      saml: { enabled: false, idp_metadata: '<EntityDescriptor/>' },
       websocket_tcp_converter: {},
     });
     const r2 = await c.httpsEdgeRoutes.create(https.id, { match_type: 'exact_path', match: '/oidc' });
     await c.httpsEdgeRouteModules.oidc.put(https.id, r2.id, {
+      enabled: false,
       issuer: 'https://accounts.example.com',
       client_id: 'id',
       client_secret: 'sec',
     });
     await c.tcpEdges.create({ backend: { backend_id: tg.id } });
     const tls = await c.tlsEdges.create({ tls_termination: { terminate_at: 'upstream' } });
-    await c.tlsEdgeModules.mutual_tls.put(tls.id, { certificate_authority_ids: [ca.id] });
+    // mutual TLS is not enabled while TLS passes upstream (ERR_NGROK_7062)
+    await c.tlsEdgeModules.mutual_tls.put(tls.id, { enabled: false, certificate_authority_ids: [ca.id] });
     await c.tlsEdgeModules.backend.put(tls.id, { backend_id: tg.id });
     const [session] = await collect(c.tunnelSessions.list());
     await c.tunnelSessions.update(session!.id, {});

@@ -211,7 +211,7 @@ describe('requests', () => {
         {},
         new TextEncoder().encode('{}'),
         415,
-        'ERR_UNSUPPORTED_MEDIA_TYPE',
+        'ERR_MISSING_CONTENT_TYPE',
       ],
       [
         'a content type that does not parse',
@@ -261,7 +261,7 @@ describe('requests', () => {
         {},
         undefined,
         400,
-        'ERR_INVALID_LIMIT',
+        'ERR_INVALID_QUERY',
       ],
       [
         'malformed percent-encoding in a query name',
@@ -270,7 +270,7 @@ describe('requests', () => {
         {},
         undefined,
         400,
-        'ERR_UNKNOWN_QUERY_PARAMETER',
+        'ERR_INVALID_QUERY',
       ],
       [
         'a query parameter given twice',
@@ -279,7 +279,7 @@ describe('requests', () => {
         {},
         undefined,
         400,
-        'ERR_INVALID_LIMIT',
+        'ERR_REPEATED_QUERY_PARAMETER',
       ],
       [
         'a bracketed query parameter',

@@ -1,17 +1,33 @@
 import { z } from 'zod';
 import { WEIGHT_MAX, WEIGHT_MIN } from '../limits.ts';
-import { describe, idOf, Ref, ranged, resourceIn, resourceOut, StringMap } from './common.ts';
+import { OBJECT_RULES } from '../rules.ts';
+import {
+  crossChecked,
+  describe,
+  idCoded,
+  Ref,
+  ranged,
+  resourceIn,
+  resourceOut,
+  StringMap,
+} from './common.ts';
 
 export const TunnelGroupBackend = z.object({
   ...resourceOut,
   labels: StringMap.nullable(),
   tunnels: z.array(Ref),
 });
-export const TunnelGroupBackendCreate = z.strictObject({
-  ...resourceIn,
-  labels: describe(StringMap, 'labels of the tunnels this backend serves (all must match)'),
-});
-export const TunnelGroupBackendUpdate = z.strictObject({ ...resourceIn, labels: StringMap.optional() });
+export const TunnelGroupBackendCreate = crossChecked(
+  z.strictObject({
+    ...resourceIn,
+    labels: describe(StringMap, 'labels of the tunnels this backend serves (all must match)'),
+  }),
+  OBJECT_RULES.labelsWithoutEquals,
+);
+export const TunnelGroupBackendUpdate = crossChecked(
+  z.strictObject({ ...resourceIn, labels: StringMap.optional() }),
+  OBJECT_RULES.labelsWithoutEquals,
+);
 
 export const Weight = describe(
   ranged(
@@ -22,7 +38,10 @@ export const Weight = describe(
   ),
   `relative weight, ${WEIGHT_MIN}..${WEIGHT_MAX}`,
 );
-const Weights = z.record(idOf('tunnelGroupBackend', 'weightedBackend', 'httpResponseBackend'), Weight);
+const Weights = z.record(
+  idCoded('ERR_INVALID_WEIGHTED_BACKEND_KEY', 'tunnelGroupBackend', 'weightedBackend', 'httpResponseBackend'),
+  Weight,
+);
 export const WeightedBackend = z.object({ ...resourceOut, backends: z.record(z.string(), z.number()) });
 export const WeightedBackendCreate = z.strictObject({ ...resourceIn, backends: Weights });
 export const WeightedBackendUpdate = z.strictObject({ ...resourceIn, backends: Weights.optional() });

@@ -45,9 +45,22 @@ const tagged = <T extends z.ZodType>(s: T, tag: Tag): T => {
   return s;
 };
 
-/** A string the API checks by one of the spec's rules (rules.ts). */
-export const checked = (r: Rule) =>
-  tagged(rule(z.string(), r.test, `must ${r.must}`, r.errorCode), { rule: r });
+/** A further check of a ruled string, with its own error code (the wire side only). */
+export interface AlsoCheck {
+  test(v: string): boolean;
+  message: string;
+  errorCode: string;
+}
+
+/** A string the API checks by one of the spec's rules (rules.ts), and by `also` after it. */
+export const checked = (r: Rule, ...also: AlsoCheck[]) =>
+  tagged(
+    also.reduce(
+      (s, a) => rule(s, a.test, a.message, a.errorCode),
+      rule(z.string(), r.test, `must ${r.must}`, r.errorCode),
+    ),
+    { rule: r },
+  );
 
 /** A number the API holds to [min, max] with its own error code. */
 export const ranged = <T extends z.ZodNumber>(
@@ -95,6 +108,26 @@ export const describe = <T extends z.ZodType>(schema: T, description: string): T
 };
 
 export const idOf = (...kinds: IdKind[]) => checked(idRule(...kinds));
+/** An id field whose malformed value the API refuses with a number of its own (`errorCode`). */
+export const idCoded = (errorCode: string, ...kinds: IdKind[]) => checked({ ...idRule(...kinds), errorCode });
+
+/**
+ * Bounds a number for admission (the CRD's minimum and maximum) without a check of its own on
+ * the wire: for fields whose absence is their zero value (a default short-circuits zod's checks),
+ * checked as a whole by the object that holds them.
+ */
+export const admissionBounds = <T extends z.ZodNumber>(schema: T, bounds: { min?: number; max?: number }) =>
+  tagged(schema.clone() as T, bounds);
+
+/**
+ * A string that may not be empty, refused with its own error code (before zod's own minimum,
+ * which only tells the CRD to ask for at least one character).
+ */
+export const nonEmpty = (errorCode: string) =>
+  z
+    .string()
+    .refine((s) => s.length > 0, { message: 'must not be empty', ...code(errorCode) })
+    .min(1);
 
 export const uint32 = z.number().int().min(0).max(UINT32_MAX);
 export const StringMap = z.record(z.string(), z.string());

@@ -1,12 +1,15 @@
 import { z } from 'zod';
 import { LIST_RULES, RULES } from '../rules.ts';
-import { checked, code, describe, idOf, listChecked, resourceIn, resourceOut } from './common.ts';
+import { checked, code, describe, idCoded, listChecked, resourceIn, resourceOut } from './common.ts';
 
 const Acl = describe(
   listChecked(z.array(checked(RULES.aclRule)), LIST_RULES.loneStar),
   'bind rules (bind:<domain>, bind:*.<domain>, bind:<host:port>, bind:<key>=<value>) or the single rule "*"; empty: no restriction',
 );
-const OwnerId = describe(idOf('user', 'bot'), 'user or bot owning the credential (admins only)');
+const OwnerId = describe(
+  idCoded('ERR_INVALID_OWNER_ID', 'user', 'bot'),
+  'user or bot owning the credential (admins only)',
+);
 
 export const SSHCredential = z.object({
   ...resourceOut,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RESTRICTION_TYPES, RULE_ACTIONS } from '../limits.ts';
-import { RULES } from '../rules.ts';
-import { checked, describe, idOf, Ref, resourceIn, resourceOut } from './common.ts';
+import { OBJECT_RULES, RULES } from '../rules.ts';
+import { checked, crossChecked, describe, idCoded, Ref, resourceIn, resourceOut } from './common.ts';
 
 const Cidr = describe(
   checked(RULES.cidr),
@@ -18,13 +18,22 @@ export const IPPolicyRule = z.object({
   ip_policy: Ref,
   action: z.enum(RULE_ACTIONS),
 });
-export const IPPolicyRuleCreate = z.strictObject({
-  ...resourceIn,
-  cidr: Cidr,
-  ip_policy_id: idOf('ipPolicy'),
-  action: describe(z.enum(RULE_ACTIONS), 'allow or deny traffic from the cidr'),
-});
-export const IPPolicyRuleUpdate = z.strictObject({ ...resourceIn, cidr: Cidr.optional() });
+// a single address has its mask (/32, /128) and a range its lowest address, as the public API asks
+export const IPPolicyRuleCreate = crossChecked(
+  z.strictObject({
+    ...resourceIn,
+    cidr: Cidr,
+    ip_policy_id: idCoded('ERR_INVALID_RULE_POLICY_ID', 'ipPolicy'),
+    action: describe(z.enum(RULE_ACTIONS), 'allow or deny traffic from the cidr'),
+  }),
+  OBJECT_RULES.cidrMask,
+  OBJECT_RULES.cidrCanonical,
+);
+export const IPPolicyRuleUpdate = crossChecked(
+  z.strictObject({ ...resourceIn, cidr: Cidr.optional() }),
+  OBJECT_RULES.cidrMask,
+  OBJECT_RULES.cidrCanonical,
+);
 
 export const IPRestriction = z.object({
   ...resourceOut,
@@ -32,7 +41,9 @@ export const IPRestriction = z.object({
   type: z.enum(RESTRICTION_TYPES),
   ip_policies: z.array(Ref),
 });
-const PolicyIds = z.array(idOf('ipPolicy')).min(1, { message: 'must name at least one IP policy' });
+const PolicyIds = z
+  .array(idCoded('ERR_INVALID_IP_POLICY_ID', 'ipPolicy'))
+  .min(1, { message: 'must name at least one IP policy' });
 export const IPRestrictionCreate = z.strictObject({
   ...resourceIn,
   enforced: describe(z.boolean(), 'true: enforced; false: only warnings are issued').optional(),

@@ -13,8 +13,22 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../limits.ts';
-import { CROSS, RULES } from '../rules.ts';
-import { checked, crossChecked, describe, idOf, Ref, ranged, StringMap, uint32 } from './common.ts';
+import { CROSS, OIDC_ISSUER_MAX, RULES } from '../rules.ts';
+import {
+  admissionBounds,
+  checked,
+  crossChecked,
+  describe,
+  idCoded,
+  nonEmpty,
+  Ref,
+  ranged,
+  StringMap,
+  uint32,
+} from './common.ts';
+
+/** The longest session inactivity the API takes: one year (ERR_NGROK_7092). */
+export const INACTIVITY_TIMEOUT_MAX = 365 * 24 * 3600;
 
 const enabled = {
   enabled: describe(z.boolean(), 'false keeps the module configured but not applied to traffic').optional(),
@@ -24,13 +38,21 @@ const enabledOut = { enabled: z.boolean() };
 // --- backend, ip restriction, mutual TLS: ids in, Refs out
 export const BackendModuleIn = z.strictObject({
   ...enabled,
-  backend_id: idOf('tunnelGroupBackend', 'weightedBackend', 'httpResponseBackend'),
+  backend_id: idCoded(
+    'ERR_INVALID_BACKEND_ID',
+    'tunnelGroupBackend',
+    'weightedBackend',
+    'httpResponseBackend',
+  ),
 });
 export const BackendModule = z.object({ ...enabledOut, backend: Ref });
 
 export const IPRestrictionModuleIn = z.strictObject({
   ...enabled,
-  ip_policy_ids: describe(z.array(idOf('ipPolicy')).min(1), 'ids of the IP policies'),
+  ip_policy_ids: describe(
+    z.array(idCoded('ERR_INVALID_IP_POLICY_ID', 'ipPolicy')).min(1),
+    'ids of the IP policies',
+  ),
 });
 export const IPRestrictionModule = z.object({ ...enabledOut, ip_policies: z.array(Ref) });
 
@@ -38,24 +60,26 @@ export const MutualTLSModuleIn = z.strictObject({
   ...enabled,
   // absent or empty: no client certificates are checked (clients omit empty lists)
   certificate_authority_ids: describe(
-    z.array(idOf('certificateAuthority')),
+    z.array(idCoded('ERR_INVALID_CA_ID', 'certificateAuthority')),
     'certificate authorities that validate client certificates',
   ).default([]),
 });
 export const MutualTLSModule = z.object({ ...enabledOut, certificate_authorities: z.array(Ref) });
 
 // --- circuit breaker
+// The API refuses a tripped duration, a rolling window or a number of buckets of 0
+// (ERR_NGROK_7016..7018). A generated client omits a zero, so an absent number is 0 and refused
+// too: the module as a whole is checked (a field's default skips the field's own checks), and
+// admission asks for at least 1.
 const circuitBreakerFields = {
-  tripped_duration: describe(uint32, 'seconds to wait after tripping'),
-  rolling_window: describe(uint32, 'seconds of the rolling window'),
+  tripped_duration: describe(
+    admissionBounds(uint32, { min: 1 }),
+    'seconds to wait after tripping, at least 1',
+  ),
+  rolling_window: describe(admissionBounds(uint32, { min: 1 }), 'seconds of the rolling window, at least 1'),
   num_buckets: describe(
-    ranged(
-      z.number().int().min(0),
-      { max: NUM_BUCKETS_MAX },
-      `must be at most ${NUM_BUCKETS_MAX}`,
-      'ERR_NUM_BUCKETS_TOO_LARGE',
-    ),
-    `buckets in the window, at most ${NUM_BUCKETS_MAX}`,
+    admissionBounds(z.number().int().min(0), { min: 1, max: NUM_BUCKETS_MAX }),
+    `buckets in the window, 1..${NUM_BUCKETS_MAX}`,
   ),
   volume_threshold: describe(uint32, 'requests in a window that can trip the circuit'),
   error_threshold_percentage: describe(
@@ -73,7 +97,27 @@ const zeroWhenAbsent = <T extends Record<string, z.ZodType>>(fields: T) =>
   Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, v.default(0 as never)])) as {
     [K in keyof T]: z.ZodDefault<T[K]>;
   };
-export const CircuitBreakerModuleIn = z.strictObject({ ...enabled, ...zeroWhenAbsent(circuitBreakerFields) });
+/** The circuit breaker's own bounds, each with the API's error code. */
+const CIRCUIT_BREAKER_BOUNDS = [
+  ['tripped_duration', 1, undefined, 'ERR_CIRCUIT_BREAKER_TRIPPED_DURATION'],
+  ['rolling_window', 1, undefined, 'ERR_CIRCUIT_BREAKER_ROLLING_WINDOW'],
+  ['num_buckets', 1, NUM_BUCKETS_MAX, 'ERR_CIRCUIT_BREAKER_NUM_BUCKETS'],
+] as const;
+export const CircuitBreakerModuleIn = z
+  .strictObject({ ...enabled, ...zeroWhenAbsent(circuitBreakerFields) })
+  .superRefine((m, ctx) => {
+    for (const [field, min, max, errorCode] of CIRCUIT_BREAKER_BOUNDS) {
+      const v = m[field];
+      if (v < min || (max !== undefined && v > max))
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          input: v,
+          message: max === undefined ? `must be at least ${min}` : `must be ${min}..${max}`,
+          params: { error_code: errorCode },
+        });
+    }
+  });
 export const CircuitBreakerModule = z.object({ ...enabledOut, ...circuitBreakerFields });
 
 // --- compression, websocket tcp converter
@@ -102,6 +146,8 @@ export const WebhookVerificationModuleIn = crossChecked(
     secret: describe(z.string(), 'the webhook signing secret').optional(),
   }),
   CROSS.requiredUnless('secret', 'provider', WEBHOOK_PROVIDERS_WITHOUT_SECRET, 'ERR_WEBHOOK_SECRET_REQUIRED'),
+  // the provider that needs no secret takes none (ERR_NGROK_7026)
+  CROSS.unsetWhen('secret', 'provider', WEBHOOK_PROVIDERS_WITHOUT_SECRET[0], 'ERR_WEBHOOK_SNS_SECRET'),
 );
 export const WebhookVerificationModule = z.object({
   ...enabledOut,
@@ -116,11 +162,22 @@ const sessionFields = {
     'do not enforce authentication on OPTIONS requests (CORS)',
   ).optional(),
   cookie_prefix: describe(z.string(), 'prefix of the session cookie').optional(),
-  inactivity_timeout: describe(uint32, 'seconds of inactivity before reauthentication').optional(),
+  inactivity_timeout: describe(
+    ranged(
+      z.number().int().min(0),
+      { max: INACTIVITY_TIMEOUT_MAX },
+      `must be at most ${INACTIVITY_TIMEOUT_MAX} (one year)`,
+      'ERR_INACTIVITY_TIMEOUT_TOO_LONG',
+    ),
+    'seconds of inactivity before reauthentication, at most one year',
+  ).optional(),
   maximum_duration: describe(uint32, 'maximum session length in seconds').optional(),
 };
 
 const strings = (description: string) => describe(z.array(z.string()), description).optional();
+/** A list whose values may not be empty (the API's own number for an empty one). */
+const nonEmptyStrings = (description: string, errorCode: string) =>
+  describe(z.array(nonEmpty(errorCode)), description).optional();
 const oauthProviderFields = {
   client_id: describe(
     z.string().min(1),
@@ -128,15 +185,21 @@ const oauthProviderFields = {
   ).optional(),
   client_secret: describe(z.string().min(1), "your OAuth app's client secret").optional(),
   scopes: strings('scopes requested from the provider (only with your own app)'),
-  email_addresses: strings('only these email addresses may log in'),
-  email_domains: strings('only email addresses of these domains may log in'),
+  email_addresses: nonEmptyStrings('only these email addresses may log in', 'ERR_OAUTH_EMPTY_EMAIL'),
+  email_domains: nonEmptyStrings(
+    'only email addresses of these domains may log in',
+    'ERR_OAUTH_EMPTY_EMAIL_DOMAIN',
+  ),
 };
 const githubFields = {
   teams: describe(
     z.array(checked(RULES.githubTeam)),
     'only members of these teams, as org-name/team-name',
   ).optional(),
-  organizations: strings('only members of these organizations (slugs)'),
+  organizations: nonEmptyStrings(
+    'only members of these organizations (slugs)',
+    'ERR_OAUTH_EMPTY_ORGANIZATION',
+  ),
 };
 /** One provider's settings; without a managed app, the provider needs your own. */
 const oauthProvider = <T extends z.core.$ZodLooseShape>(name: string, fields: T) =>
@@ -241,7 +304,14 @@ export const SAMLModule = z.object({
 export const OIDCModuleIn = z.strictObject({
   ...enabled,
   ...sessionFields,
-  issuer: describe(checked(RULES.url), 'URL of the OpenID provider (base URL for discovery)'),
+  issuer: describe(
+    checked(RULES.url, {
+      test: (v) => v.length <= OIDC_ISSUER_MAX,
+      message: `must be at most ${OIDC_ISSUER_MAX} characters`,
+      errorCode: 'ERR_OIDC_ISSUER_TOO_LONG',
+    }),
+    `URL of the OpenID provider (base URL for discovery), at most ${OIDC_ISSUER_MAX} characters`,
+  ),
   client_id: describe(z.string().min(1), "the app's client ID and audience"),
   client_secret: describe(z.string().min(1), "the app's client secret"),
   // absent: no scopes (clients omit empty lists)
