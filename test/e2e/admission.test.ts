@@ -34,6 +34,45 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     },
   );
 
+  // from the public error reference (src/api/error-catalogue.ts): refused by one object alone
+  it.each([
+    ['10.1.2.3/8', 'cidr must be written with the lowest address of its range'],
+    ['2001:db8::1/32', 'cidr must be written with the lowest address of its range'],
+    ['10.0.0.1', 'cidr must have a mask'],
+  ])('an IP policy rule with cidr %s', async (cidr, message) => {
+    expect(
+      await refused(obj('IPPolicyRule', w.ns, 'r', { ipPolicyID: 'ipp_1', cidr, action: 'allow' })),
+    ).toContain(message);
+  });
+
+  it('a tunnel-group label with = in it', async () => {
+    expect(await refused(obj('TunnelGroupBackend', w.ns, 't', { labels: { 'app=x': 'web' } }))).toContain(
+      "labels must not hold '=' in a key or a value",
+    );
+  });
+
+  it('a circuit breaker with a zero tripped duration', async () => {
+    expect(
+      await refused(
+        route({
+          circuitBreaker: {
+            trippedDuration: 0,
+            rollingWindow: 10,
+            numBuckets: 10,
+            volumeThreshold: 20,
+            errorThresholdPercentage: 0.5,
+          },
+        }),
+      ),
+    ).toContain('trippedDuration');
+  });
+
+  it('an sns webhook verification with a secret', async () => {
+    expect(
+      await refused(route({ webhookVerification: { provider: 'sns', secretRef: { name: 's', key: 'k' } } })),
+    ).toContain('secretRef must be unset when provider is sns');
+  });
+
   it('a header name with a space, in add and in remove', async () => {
     expect(await refused(route({ requestHeaders: { add: { 'bad header': 'x' } } }))).toContain(
       'add keys must be an HTTP header name',
