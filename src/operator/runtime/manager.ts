@@ -7,7 +7,7 @@ import type { AnyBinding } from './binding.ts';
 import { INSTANCE_LABEL, managedResource, RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
-import { Informer, keyOf } from './informer.ts';
+import { Informer, keyAt, keyOf } from './informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
@@ -152,7 +152,7 @@ export class Manager {
   lookup = (kind: string, namespace: string, name: string): KubeObject | undefined => {
     if (kind === 'Secret') return this.secrets?.meta(namespace, name);
     for (const inf of this.controllers.get(kind)?.informers ?? []) {
-      const o = inf.get(`${namespace}/${name}`);
+      const o = inf.get(keyAt(namespace, name));
       if (o) return o;
     }
     return undefined;
@@ -454,7 +454,7 @@ export class Manager {
     for (const r of before) {
       if (refs.includes(r) || r.startsWith('Secret/')) continue;
       const [kind, rns, rname] = r.split('/');
-      this.controllers.get(kind!)?.queue.add(`${rns}/${rname}`);
+      this.controllers.get(kind!)?.queue.add(keyAt(rns, rname!));
     }
     // the data of a Secret nothing references any more is not kept
     for (const r of before)
@@ -478,7 +478,7 @@ export class Manager {
       c.engine.drop(key);
       // a referenced object waiting on its dependents to go may now be deletable
       for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
-        this.controllers.get(r.kind)?.queue.add(`${ns}/${r.name}`);
+        this.controllers.get(r.kind)?.queue.add(keyAt(ns, r.name));
     } else {
       // an edit or a delete of something that exists goes before creates and observation
       const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
