@@ -289,25 +289,27 @@ export class Manager {
         clusterId: this.opts.clusterId,
         digestKey: this.opts.digestKey,
         resyncMs: this.opts.resyncMs,
-        lookup: this.lookup,
-        nameIds: this.nameIds,
-        readSecret: (ns, name) => this.secrets!.read(ns, name),
-        referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
-        referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
-        ownerState: this.ownerState,
-        list: () => informers.flatMap((i) => i.list()),
-        managedElsewhere: (id, ns) => {
-          const o = this.byId.get(id);
-          return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace)
-            ? o
-            : undefined;
-        },
-        get: (key) => {
-          for (const i of informers) {
-            const o = i.get(key);
-            if (o) return o;
-          }
-          return undefined;
+        secrets: { read: (ns, name) => this.secrets!.read(ns, name) },
+        cache: {
+          lookup: this.lookup,
+          nameIds: this.nameIds,
+          referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
+          referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
+          ownerState: this.ownerState,
+          list: () => informers.flatMap((i) => i.list()),
+          managedElsewhere: (id, ns) => {
+            const o = this.byId.get(id);
+            return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace)
+              ? o
+              : undefined;
+          },
+          get: (key) => {
+            for (const i of informers) {
+              const o = i.get(key);
+              if (o) return o;
+            }
+            return undefined;
+          },
         },
       });
       this.controllers.set(b.kind, c);
