@@ -4,16 +4,18 @@ import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
+import { ObjectCache } from './cache.ts';
 import { INSTANCE_LABEL, managedResource, RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
 import { Informer, keyAt, keyOf } from './informer.ts';
-import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
+import type { Kube, KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import type { Metrics } from './metrics.ts';
 import { Observer } from './observer.ts';
 import type { Check, ProbeServer } from './probes.ts';
+import { References, referencesOf, refOf } from './references.ts';
 import { SecretStore } from './secrets.ts';
 import { WorkQueue } from './workqueue.ts';
 
@@ -58,9 +60,6 @@ interface Controller {
   engine: Engine;
   queue: WorkQueue<string>;
   informers: Informer[];
-  /** "Kind/ns/name" of a referenced object -> keys of this kind that reference it. */
-  dependents: Map<string, Set<string>>;
-  refsOf: Map<string, string[]>;
   observer: Observer;
 }
 
@@ -79,6 +78,12 @@ export class Manager {
 
   constructor(o: ManagerOptions) {
     this.opts = o;
+    this.cache = new ObjectCache({
+      kube: o.kube,
+      references: this.references,
+      sharedNamespaces: o.sharedNamespaces,
+      secrets: () => this.secrets,
+    });
     if (o.probes) {
       o.probes.health = () => this.health();
       o.probes.readiness = () => this.readiness();
@@ -149,45 +154,9 @@ export class Manager {
   /** Referenced Secrets (metadata watched, data read by name); undefined when no kind reads Secrets. */
   private secrets?: SecretStore;
 
-  lookup = (kind: string, namespace: string, name: string): KubeObject | undefined => {
-    if (kind === 'Secret') return this.secrets?.meta(namespace, name);
-    for (const inf of this.controllers.get(kind)?.informers ?? []) {
-      const o = inf.get(keyAt(namespace, name));
-      if (o) return o;
-    }
-    return undefined;
-  };
-
-  /** Remote id -> the managed object whose status holds it. */
-  private readonly byId = new Map<string, { kind: string; namespace: string; name: string }>();
-
-  /**
-   * The text with each remote id that one of the managed objects holds followed by that
-   * object (`ipx_123 (IPRestriction team/dash)`): the API's messages name remote resources only.
-   */
-  nameIds = (text: string): string =>
-    text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
-      const o = this.byId.get(id);
-      return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
-    });
-
-  /**
-   * Whether the object an owner marker names exists: from the caches, else read from the API
-   * server (another installation's or an unwatched namespace's object is not cached here).
-   * Any object of that name counts as the owner (a restore of it may take its resource back).
-   */
-  ownerState = async (object: string, _uid: string): Promise<'live' | 'gone' | 'unknown'> => {
-    const [kind, ns, name] = object.split('/');
-    const c = kind ? this.controllers.get(kind) : undefined;
-    if (!c || !ns || !name) return 'unknown';
-    if (this.lookup(kind!, ns, name)) return 'live';
-    try {
-      await this.opts.kube.get(managedResource(c.binding.plural), ns, name);
-      return 'live';
-    } catch (err) {
-      return isKubeNotFound(err) ? 'gone' : 'unknown';
-    }
-  };
+  /** Who references what (re-queues, reference-aware deletion). */
+  private readonly references = new References();
+  private readonly cache: ObjectCache;
 
   private get informers(): Informer[] {
     return [
@@ -247,92 +216,76 @@ export class Manager {
     this.events = events;
     events.onRecord = (reason) => this.opts.metrics.eventsRecorded.inc({ reason });
     const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
-    const labelSelector = this.opts.instance
-      ? `${INSTANCE_LABEL}=${this.opts.instance}`
-      : `!${INSTANCE_LABEL}`;
-    for (const b of this.opts.bindings) {
-      const resource = managedResource(b.plural);
-      const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.opts.metrics });
-      const informers = namespaces.map(
-        (ns) =>
-          new Informer({
-            kube: this.opts.kube,
-            resource,
-            namespace: ns,
-            labelSelector,
-            log: this.opts.log.child({ informer: b.plural }),
-            ...this.opts.informer,
-          }),
-      );
-      const c: Controller = {
-        binding: b,
-        queue,
-        informers,
-        dependents: new Map(),
-        refsOf: new Map(),
-        engine: undefined as never,
-        observer: new Observer({
-          kind: b.kind,
-          // the whole account's resources of the kind, at low budget priority
-          list: (onPage) => b.api.list(this.opts.api, {}, { priority: 'low', onPage }),
-          log: this.opts.log,
-          metrics: this.opts.metrics,
-        }),
-      };
-      c.engine = new Engine({
-        observer: c.observer,
-        binding: b,
-        kube: this.opts.kube,
-        api: this.opts.api,
-        events,
-        log: this.opts.log,
-        clusterId: this.opts.clusterId,
-        digestKey: this.opts.digestKey,
-        resyncMs: this.opts.resyncMs,
-        secrets: { read: (ns, name) => this.secrets!.read(ns, name) },
-        cache: {
-          lookup: this.lookup,
-          nameIds: this.nameIds,
-          referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
-          referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
-          ownerState: this.ownerState,
-          list: () => informers.flatMap((i) => i.list()),
-          managedElsewhere: (id, ns) => {
-            const o = this.byId.get(id);
-            return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace)
-              ? o
-              : undefined;
-          },
-          get: (key) => {
-            for (const i of informers) {
-              const o = i.get(key);
-              if (o) return o;
-            }
-            return undefined;
-          },
-        },
-      });
-      this.controllers.set(b.kind, c);
-    }
-    if (this.opts.bindings.some((b) => b.secrets)) {
-      this.secrets = new SecretStore({
-        kube: this.opts.kube,
-        namespaces,
-        log: this.opts.log,
-        informer: this.opts.informer,
-      });
-      for (const inf of this.secrets.informers) {
-        // a rotated Secret re-applies the modules that use it
-        inf.on((_type, obj) => this.enqueueDependents('Secret', obj));
-        inf.start();
-      }
-    }
+    for (const b of this.opts.bindings) this.controllers.set(b.kind, this.controller(b, events, namespaces));
+    if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
     for (const c of this.controllers.values()) {
       for (const inf of c.informers) {
         inf.on((type, obj, old) => this.onEvent(c, type, obj, old));
         inf.start();
       }
     }
+    this.startWorkers();
+    this.started = true;
+  }
+
+  /** A kind's informers, queue, bulk observer and engine. */
+  private controller(b: AnyBinding, events: EventRecorder, namespaces: (string | undefined)[]): Controller {
+    const labelSelector = this.opts.instance
+      ? `${INSTANCE_LABEL}=${this.opts.instance}`
+      : `!${INSTANCE_LABEL}`;
+    const resource = managedResource(b.plural);
+    const informers = namespaces.map(
+      (ns) =>
+        new Informer({
+          kube: this.opts.kube,
+          resource,
+          namespace: ns,
+          labelSelector,
+          log: this.opts.log.child({ informer: b.plural }),
+          ...this.opts.informer,
+        }),
+    );
+    this.cache.addKind(b, informers);
+    this.references.addKind(b.kind);
+    const observer = new Observer({
+      kind: b.kind,
+      // the whole account's resources of the kind, at low budget priority
+      list: (onPage) => b.api.list(this.opts.api, {}, { priority: 'low', onPage }),
+      log: this.opts.log,
+      metrics: this.opts.metrics,
+    });
+    const engine = new Engine({
+      observer,
+      binding: b,
+      kube: this.opts.kube,
+      api: this.opts.api,
+      events,
+      log: this.opts.log,
+      clusterId: this.opts.clusterId,
+      digestKey: this.opts.digestKey,
+      resyncMs: this.opts.resyncMs,
+      cache: this.cache.view(b.kind),
+      secrets: { read: (ns, name) => this.secrets!.read(ns, name) },
+    });
+    const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.opts.metrics });
+    return { binding: b, queue, informers, engine, observer };
+  }
+
+  private startSecrets(namespaces: (string | undefined)[]): void {
+    this.secrets = new SecretStore({
+      kube: this.opts.kube,
+      namespaces,
+      log: this.opts.log,
+      informer: this.opts.informer,
+    });
+    for (const inf of this.secrets.informers) {
+      // a rotated Secret re-applies the modules that use it
+      inf.on((_type, obj) => this.enqueueDependents('Secret', obj));
+      inf.start();
+    }
+  }
+
+  private startWorkers(): void {
     // Workers start once every cache they read has synced (own kind, referenced kinds,
     // Secrets): by then the reverse index of references is complete, so an object is never
     // judged against a referenced object that is merely not listed yet, and every later
@@ -351,7 +304,6 @@ export class Manager {
       void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
-    this.started = true;
   }
 
   /** Nothing queued and nothing in flight, in any kind. */
@@ -424,75 +376,13 @@ export class Manager {
 
   /** Handlers only enqueue. */
   private onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
-    const key = keyOf(obj);
-    const ns = obj.metadata.namespace ?? '';
-    const id = (obj.status as { id?: string } | undefined)?.id;
-    const oldId = (old?.status as { id?: string } | undefined)?.id;
-    if (oldId && oldId !== id) this.byId.delete(oldId);
-    if (id && type === 'delete') this.byId.delete(id);
-    else if (id) this.byId.set(id, { kind: c.binding.kind, namespace: ns, name: obj.metadata.name });
+    this.cache.noteIds(c.binding.kind, type, obj, old);
     // keep the reverse index of references current
-    const before = c.refsOf.get(key) ?? [];
-    for (const r of before) {
-      const deps = c.dependents.get(r);
-      deps?.delete(key);
-      if (deps?.size === 0) c.dependents.delete(r);
-    }
-    const spec = obj.spec ?? {};
-    const refs =
-      type === 'delete'
-        ? []
-        : [
-            ...(c.binding.references?.(spec) ?? []).map((r) => `${r.kind}/${ns}/${r.name}`),
-            ...(c.binding.secrets?.(spec) ?? []).map((s) => `Secret/${ns}/${s.name}`),
-          ];
-    c.refsOf.set(key, refs);
-    for (const r of refs) {
-      const s = c.dependents.get(r) ?? new Set<string>();
-      c.dependents.set(r, s);
-      s.add(key);
-    }
-    // an object waiting to be deleted until nothing references it may go now
-    for (const r of before) {
-      if (refs.includes(r) || r.startsWith('Secret/')) continue;
-      const [kind, rns, rname] = r.split('/');
-      this.controllers.get(kind!)?.queue.add(keyAt(rns, rname!));
-    }
-    // the data of a Secret nothing references any more is not kept
-    for (const r of before)
-      if (r.startsWith('Secret/') && ![...this.controllers.values()].some((o) => o.dependents.has(r))) {
-        const [, sns, sname] = r.split('/');
-        this.secrets?.release(sns!, sname!);
-      }
-    if (type === 'delete') {
-      // an object that collided with this one may go on now
-      if (c.binding.conflict)
-        for (const inf of c.informers)
-          for (const o of inf.list())
-            if (
-              (o.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
-                (x) => x.type === 'Stalled' && x.reason === 'Conflict',
-              )
-            )
-              c.queue.add(keyOf(o));
-      c.refsOf.delete(key);
-      c.engine.forget(key);
-      c.engine.drop(key);
-      // a referenced object waiting on its dependents to go may now be deletable
-      for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
-        this.controllers.get(r.kind)?.queue.add(keyAt(ns, r.name));
-    } else {
-      // an edit or a delete of something that exists goes before creates and observation
-      const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
-      const changed =
-        type === 'update' &&
-        (obj.metadata.generation !== old?.metadata.generation ||
-          (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
-          (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
-      const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
-      c.queue.add(key, urgent ? 'urgent' : 'high');
-      if (urgent) c.engine.escalate(key);
-    }
+    const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
+    const before = this.references.set(c.binding.kind, keyOf(obj), refs);
+    this.released(before, refs);
+    if (type === 'delete') this.onDelete(c, obj);
+    else this.onChange(c, type, obj, old);
     // objects referencing this one react to it getting (or losing) an id. Not to its deletion
     // starting: it keeps its remote resource (and id) while they use it, so they have nothing
     // to do until it is gone; re-reading each of them then cost a GET per referrer.
@@ -505,22 +395,64 @@ export class Manager {
     );
   }
 
-  /** "Kind name" of every object that references `ref` ("Kind/ns/name"). */
-  private referrersOf(ref: string): string[] {
-    const out: string[] = [];
-    for (const c of this.controllers.values())
-      for (const key of c.dependents.get(ref) ?? []) out.push(`${c.binding.kind} ${key.split('/')[1]}`);
-    return out.sort();
+  /** What an object stopped referencing: a delete waiting on it may go; a Secret's data may go. */
+  private released(before: string[], refs: string[]): void {
+    // an object waiting to be deleted until nothing references it may go now
+    for (const r of before) {
+      if (refs.includes(r) || r.startsWith('Secret/')) continue;
+      const [kind, rns, rname] = r.split('/');
+      this.controllers.get(kind!)?.queue.add(keyAt(rns, rname!));
+    }
+    // the data of a Secret nothing references any more is not kept
+    for (const r of before)
+      if (r.startsWith('Secret/') && !this.references.referenced(r)) {
+        const [, sns, sname] = r.split('/');
+        this.secrets?.release(sns!, sname!);
+      }
+  }
+
+  private onDelete(c: Controller, obj: KubeObject): void {
+    const key = keyOf(obj);
+    // an object that collided with this one may go on now
+    if (c.binding.conflict)
+      for (const inf of c.informers)
+        for (const o of inf.list())
+          if (
+            (o.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
+              (x) => x.type === 'Stalled' && x.reason === 'Conflict',
+            )
+          )
+            c.queue.add(keyOf(o));
+    this.references.remove(c.binding.kind, key);
+    c.engine.forget(key);
+    c.engine.drop(key);
+    // a referenced object waiting on its dependents to go may now be deletable
+    for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
+      this.controllers.get(r.kind)?.queue.add(keyAt(obj.metadata.namespace ?? '', r.name));
+  }
+
+  /** An edit or a delete of something that exists goes before creates and observation. */
+  private onChange(c: Controller, type: 'add' | 'update', obj: KubeObject, old?: KubeObject): void {
+    const key = keyOf(obj);
+    const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
+    const changed =
+      type === 'update' &&
+      (obj.metadata.generation !== old?.metadata.generation ||
+        (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
+        (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
+    const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
+    c.queue.add(key, urgent ? 'urgent' : 'high');
+    if (urgent) c.engine.escalate(key);
   }
 
   private enqueueDependents(kind: string, obj: KubeObject): void {
-    const ref = `${kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
-    for (const other of this.controllers.values()) {
-      for (const dep of other.dependents.get(ref) ?? []) {
-        // a new id or a rotated Secret must be looked at even when no resync is due
-        other.engine.forget(dep);
-        other.queue.add(dep);
-      }
+    for (const { kind: k, key } of this.references.dependentsOf(
+      refOf(kind, obj.metadata.namespace, obj.metadata.name),
+    )) {
+      const other = this.controllers.get(k);
+      // a new id or a rotated Secret must be looked at even when no resync is due
+      other?.engine.forget(key);
+      other?.queue.add(key);
     }
   }
 
