@@ -2,21 +2,22 @@
 // answers the probes; drains in-flight reconciles on shutdown.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
-import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
 import { ObjectCache } from './cache.ts';
-import { INSTANCE_LABEL, managedResource, RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
+import { INSTANCE_LABEL, managedResource } from './constants.ts';
+import { Dispatch } from './dispatch.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
-import { Informer, keyAt, keyOf } from './informer.ts';
-import type { Kube, KubeObject } from './kube.ts';
+import { Informer } from './informer.ts';
+import type { Kube } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import type { Metrics } from './metrics.ts';
 import { Observer } from './observer.ts';
 import type { Check, ProbeServer } from './probes.ts';
-import { References, referencesOf, refOf } from './references.ts';
+import { References } from './references.ts';
 import { SecretStore } from './secrets.ts';
+import { type Controller, runWorker, scrape, Timers } from './worker.ts';
 import { WorkQueue } from './workqueue.ts';
 
 export { INSTANCE_LABEL };
@@ -55,14 +56,6 @@ export interface ManagerOptions {
   };
 }
 
-interface Controller {
-  binding: AnyBinding;
-  engine: Engine;
-  queue: WorkQueue<string>;
-  informers: Informer[];
-  observer: Observer;
-}
-
 /** How often the manager looks for a quiet moment (idle work: id annotations). */
 const IDLE_CHECK_MS = 1000;
 /** Overdue id annotations written per kind and check while the operator is busy. */
@@ -75,6 +68,8 @@ export class Manager {
   private started = false;
   private stopping = false;
   private workers: Promise<void>[] = [];
+  /** Timers that stop() cuts short. */
+  private readonly timers = new Timers();
 
   constructor(o: ManagerOptions) {
     this.opts = o;
@@ -84,45 +79,25 @@ export class Manager {
       sharedNamespaces: o.sharedNamespaces,
       secrets: () => this.secrets,
     });
+    this.dispatch = new Dispatch({
+      controllers: this.controllers,
+      references: this.references,
+      cache: this.cache,
+      secrets: () => this.secrets,
+      metrics: o.metrics,
+    });
     if (o.probes) {
       o.probes.health = () => this.health();
       o.probes.readiness = () => this.readiness();
-      o.probes.beforeScrape = () => {
-        o.metrics.apiLimiterWait.set(o.api.transport.limiter.waitedMs / 1000);
-        o.metrics.secretDataCached.set(this.secrets?.cachedData ?? 0);
-        const limiter = o.api.transport.limiter;
-        for (const p of PRIORITIES) {
-          o.metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
-          o.metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
-        }
-        this.scrapeObjects();
-      };
-    }
-  }
-
-  /** Objects by condition and the watches' progress, from the caches at each scrape. */
-  private scrapeObjects(): void {
-    const { objectConditions, informerProgress } = this.opts.metrics;
-    objectConditions.reset();
-    for (const c of this.controllers.values())
-      for (const inf of c.informers)
-        for (const o of inf.list())
-          for (const cond of (o.status?.conditions as { type: string; status: string }[] | undefined) ?? [])
-            objectConditions.inc({
-              kind: c.binding.kind,
-              namespace: o.metadata.namespace ?? '',
-              condition: cond.type,
-              status: cond.status,
-            });
-    informerProgress.reset();
-    if (this.started)
-      for (const inf of this.informers) {
-        const w = inf.watching;
-        informerProgress.set(
-          { resource: w.resource, watch_namespace: w.namespace },
-          inf.lastProgressAt / 1000,
+      o.probes.beforeScrape = () =>
+        scrape(
+          o.metrics,
+          o.api,
+          this.secrets,
+          [...this.controllers.values()],
+          this.started ? this.informers : [],
         );
-      }
+    }
   }
 
   private events?: EventRecorder;
@@ -157,6 +132,8 @@ export class Manager {
   /** Who references what (re-queues, reference-aware deletion). */
   private readonly references = new References();
   private readonly cache: ObjectCache;
+  /** Informer events into queue keys. */
+  private readonly dispatch: Dispatch;
 
   private get informers(): Informer[] {
     return [
@@ -220,7 +197,7 @@ export class Manager {
     if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
     for (const c of this.controllers.values()) {
       for (const inf of c.informers) {
-        inf.on((type, obj, old) => this.onEvent(c, type, obj, old));
+        inf.on((type, obj, old) => this.dispatch.onEvent(c, type, obj, old));
         inf.start();
       }
     }
@@ -280,7 +257,7 @@ export class Manager {
     });
     for (const inf of this.secrets.informers) {
       // a rotated Secret re-applies the modules that use it
-      inf.on((_type, obj) => this.enqueueDependents('Secret', obj));
+      inf.on((_type, obj) => this.dispatch.enqueueDependents('Secret', obj));
       inf.start();
     }
   }
@@ -298,9 +275,9 @@ export class Manager {
       ),
     );
     for (const c of this.controllers.values()) {
-      for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(this.work(c, all));
+      for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(runWorker(c, this.opts, all));
       // one more worker for edits and deletes of existing objects only
-      this.workers.push(this.work(c, all, true));
+      this.workers.push(runWorker(c, this.opts, all, true));
       void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
@@ -317,7 +294,7 @@ export class Manager {
    */
   private async idleLoop(): Promise<void> {
     while (!this.stopping) {
-      await this.sleep(IDLE_CHECK_MS);
+      await this.timers.sleep(IDLE_CHECK_MS);
       if (this.stopping) return;
       if (this.busy()) {
         for (const c of this.controllers.values())
@@ -339,20 +316,6 @@ export class Manager {
     }
   }
 
-  /** A timer that stop() cuts short. */
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(t);
-        this.stopTimers.delete(wake);
-        resolve();
-      };
-      const t = setTimeout(wake, ms);
-      t.unref();
-      this.stopTimers.add(wake);
-    });
-  }
-
   private count(c: Controller): number {
     return c.informers.reduce((n, i) => n + i.cache.size, 0);
   }
@@ -365,131 +328,11 @@ export class Manager {
   private async observeLoop(c: Controller): Promise<void> {
     const jitter = () => Math.round(this.opts.resyncMs * (0.85 + Math.random() * 0.3));
     while (!this.stopping) {
-      await this.sleep(jitter());
+      await this.timers.sleep(jitter());
       if (this.stopping) return;
       if (!this.count(c)) continue;
       await c.observer.refresh();
       for (const inf of c.informers) for (const key of inf.cache.keys()) c.queue.add(key, 'low');
-    }
-  }
-  private readonly stopTimers = new Set<() => void>();
-
-  /** Handlers only enqueue. */
-  private onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
-    this.cache.noteIds(c.binding.kind, type, obj, old);
-    // keep the reverse index of references current
-    const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
-    const before = this.references.set(c.binding.kind, keyOf(obj), refs);
-    this.released(before, refs);
-    if (type === 'delete') this.onDelete(c, obj);
-    else this.onChange(c, type, obj, old);
-    // objects referencing this one react to it getting (or losing) an id. Not to its deletion
-    // starting: it keeps its remote resource (and id) while they use it, so they have nothing
-    // to do until it is gone; re-reading each of them then cost a GET per referrer.
-    const idChanged =
-      (obj.status as { id?: string } | undefined)?.id !== (old?.status as { id?: string } | undefined)?.id;
-    if (type !== 'update' || idChanged) this.enqueueDependents(c.binding.kind, obj);
-    this.opts.metrics.managedObjects.set(
-      { kind: c.binding.kind },
-      c.informers.reduce((n, i) => n + i.cache.size, 0),
-    );
-  }
-
-  /** What an object stopped referencing: a delete waiting on it may go; a Secret's data may go. */
-  private released(before: string[], refs: string[]): void {
-    // an object waiting to be deleted until nothing references it may go now
-    for (const r of before) {
-      if (refs.includes(r) || r.startsWith('Secret/')) continue;
-      const [kind, rns, rname] = r.split('/');
-      this.controllers.get(kind!)?.queue.add(keyAt(rns, rname!));
-    }
-    // the data of a Secret nothing references any more is not kept
-    for (const r of before)
-      if (r.startsWith('Secret/') && !this.references.referenced(r)) {
-        const [, sns, sname] = r.split('/');
-        this.secrets?.release(sns!, sname!);
-      }
-  }
-
-  private onDelete(c: Controller, obj: KubeObject): void {
-    const key = keyOf(obj);
-    // an object that collided with this one may go on now
-    if (c.binding.conflict)
-      for (const inf of c.informers)
-        for (const o of inf.list())
-          if (
-            (o.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
-              (x) => x.type === 'Stalled' && x.reason === 'Conflict',
-            )
-          )
-            c.queue.add(keyOf(o));
-    this.references.remove(c.binding.kind, key);
-    c.engine.forget(key);
-    c.engine.drop(key);
-    // a referenced object waiting on its dependents to go may now be deletable
-    for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
-      this.controllers.get(r.kind)?.queue.add(keyAt(obj.metadata.namespace ?? '', r.name));
-  }
-
-  /** An edit or a delete of something that exists goes before creates and observation. */
-  private onChange(c: Controller, type: 'add' | 'update', obj: KubeObject, old?: KubeObject): void {
-    const key = keyOf(obj);
-    const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
-    const changed =
-      type === 'update' &&
-      (obj.metadata.generation !== old?.metadata.generation ||
-        (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
-        (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
-    const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
-    c.queue.add(key, urgent ? 'urgent' : 'high');
-    if (urgent) c.engine.escalate(key);
-  }
-
-  private enqueueDependents(kind: string, obj: KubeObject): void {
-    for (const { kind: k, key } of this.references.dependentsOf(
-      refOf(kind, obj.metadata.namespace, obj.metadata.name),
-    )) {
-      const other = this.controllers.get(k);
-      // a new id or a rotated Secret must be looked at even when no resync is due
-      other?.engine.forget(key);
-      other?.queue.add(key);
-    }
-  }
-
-  private async work(c: Controller, synced: Promise<unknown>, onlyUrgent = false): Promise<void> {
-    const name = c.binding.kind.toLowerCase();
-    await synced;
-    for (;;) {
-      const key = await c.queue.get(onlyUrgent);
-      if (key === undefined) return;
-      const end = this.opts.metrics.reconcileTime.startTimer({ controller: name });
-      this.opts.metrics.activeWorkers.inc({ controller: name });
-      try {
-        const out = await c.engine.reconcile(key);
-        if (out.retry) {
-          c.queue.addRateLimited(key);
-          this.opts.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
-        } else {
-          c.queue.forget(key);
-          if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
-          this.opts.metrics.reconcileTotal.inc({
-            controller: name,
-            result: out.requeueAfterMs ? 'requeue_after' : 'success',
-          });
-        }
-      } catch (err) {
-        this.opts.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
-        this.opts.metrics.reconcileErrors.inc({ controller: name });
-        this.opts.log.warn(
-          { controller: name, object: key, err: (err as Error).message },
-          'reconcile failed; will retry',
-        );
-        c.queue.addRateLimited(key);
-      } finally {
-        end();
-        this.opts.metrics.activeWorkers.dec({ controller: name });
-        c.queue.done(key);
-      }
     }
   }
 
@@ -497,7 +340,7 @@ export class Manager {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    for (const wake of [...this.stopTimers]) wake();
+    this.timers.wakeAll();
     const drained = await Promise.all(
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.opts.drainMs)),
     );
