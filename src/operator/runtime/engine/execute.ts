@@ -13,6 +13,7 @@ import {
   ownerOf,
   planFinalize,
   planSync,
+  type SyncDecision,
   updateEvent,
 } from './plan.ts';
 import type { EngineContext, Observation, Outcome, Remote, Wanted } from './types.ts';
@@ -135,6 +136,59 @@ export async function ownerStateFor(ctx: EngineContext, obj: KubeObject, seen: O
   return (await ctx.opts.cache.ownerState?.(marker!.object, marker!.uid)) ?? 'unknown';
 }
 
+/** The first create: the finalizer and the create-pending mark first, so a crash orphans nothing. */
+async function createFirst(ctx: EngineContext, obj: KubeObject, want: Wanted): Promise<Remote> {
+  await patchMeta(ctx, obj, {
+    finalizers: withFinalizer(obj),
+    annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString() },
+  });
+  const remote = await create(ctx, obj, want);
+  ctx.opts.events.record(obj, 'Normal', 'Created', `created ${remote.id}`);
+  return remote;
+}
+
+/** Deleted behind our back: put it back, under a new create-pending mark. */
+async function recreate(ctx: EngineContext, obj: KubeObject, want: Wanted, gone: string): Promise<Remote> {
+  await patchMeta(ctx, obj, {
+    annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString(), [ID_ANNOTATION]: null },
+  });
+  const remote = await create(ctx, obj, want);
+  ctx.opts.events.record(
+    obj,
+    'Warning',
+    'Recreated',
+    `${gone} was deleted outside the cluster; created ${remote.id}`,
+  );
+  return remote;
+}
+
+/** The update, the modules and the adoption a decision names; returns the resource as it now is. */
+async function apply(
+  ctx: EngineContext,
+  obj: KubeObject,
+  want: Wanted,
+  seen: Remote,
+  d: Extract<SyncDecision, { patch: unknown }>,
+): Promise<Remote> {
+  const { opts, binding } = ctx;
+  let remote = seen;
+  if (Object.keys(d.patch).length) {
+    remote = (await call(ctx, `update ${remote.id}`, () =>
+      binding.api.update(opts.api, remote.id, d.patch, want.desired),
+    )) as Remote;
+    wrote(ctx, obj);
+    const e = updateEvent(obj, remote.id, d.patch);
+    opts.events.record(obj, 'Normal', e.reason, e.message);
+  }
+  remote = await applyModules(ctx, obj, remote, want.desired, d.modules);
+  if (d.adopt?.annotate)
+    await patchMeta(ctx, obj, {
+      annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
+    });
+  if (d.adopt?.event) opts.events.record(obj, 'Normal', 'Adopted', `adopted existing ${remote.id}`);
+  return remote;
+}
+
 /** Creates, recreates, adopts or updates as planned; returns the remote resource as it now is. */
 export async function act(
   ctx: EngineContext,
@@ -143,15 +197,7 @@ export async function act(
   id: string | undefined,
   seen: Observation | undefined,
 ): Promise<Remote> {
-  if (!id) {
-    await patchMeta(ctx, obj, {
-      finalizers: withFinalizer(obj),
-      annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString() },
-    });
-    const remote = await create(ctx, obj, want);
-    ctx.opts.events.record(obj, 'Normal', 'Created', `created ${remote.id}`);
-    return remote;
-  }
+  if (!id) return createFirst(ctx, obj, want);
   if (!obj.metadata.finalizers?.includes(FINALIZER))
     await patchMeta(ctx, obj, { finalizers: withFinalizer(obj) });
   const ownerState = await ownerStateFor(ctx, obj, seen);
@@ -169,36 +215,9 @@ export async function act(
     applied,
   });
   if (d.action === 'stall') throw stall(d.reason, d.message);
-  if (d.action === 'create') throw new Error('unreachable: an object with an id is not created');
-  if (d.action === 'recreate') {
-    await patchMeta(ctx, obj, {
-      annotations: { [CREATE_PENDING_ANNOTATION]: new Date().toISOString(), [ID_ANNOTATION]: null },
-    });
-    const remote = await create(ctx, obj, want);
-    opts.events.record(
-      obj,
-      'Warning',
-      'Recreated',
-      `${d.gone} was deleted outside the cluster; created ${remote.id}`,
-    );
-    return remote;
-  }
-  let remote = (seen as { remote: Remote }).remote;
-  if (Object.keys(d.patch).length) {
-    remote = (await call(ctx, `update ${remote.id}`, () =>
-      binding.api.update(opts.api, remote.id, d.patch, want.desired),
-    )) as Remote;
-    wrote(ctx, obj);
-    const e = updateEvent(obj, remote.id, d.patch);
-    opts.events.record(obj, 'Normal', e.reason, e.message);
-  }
-  remote = await applyModules(ctx, obj, remote, want.desired, d.modules);
-  if (d.adopt?.annotate)
-    await patchMeta(ctx, obj, {
-      annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
-    });
-  if (d.adopt?.event) opts.events.record(obj, 'Normal', 'Adopted', `adopted existing ${remote.id}`);
-  return remote;
+  if (d.action === 'create') return createFirst(ctx, obj, want);
+  if (d.action === 'recreate') return recreate(ctx, obj, want, d.gone);
+  return apply(ctx, obj, want, (seen as { remote: Remote }).remote, d);
 }
 
 /** Deletion as planned: the Event, the DELETE (once), then the finalizer goes. */
