@@ -2,7 +2,7 @@
 // most once, never handed to two workers at a time (re-added while processing, it is
 // processed again afterwards), per-item exponential backoff combined with an overall
 // token bucket, and delayed adds.
-import type { Priority } from '../../api/rate-limiter.ts';
+import { type Priority, PRIORITY_RANK as RANK } from '../../api/rate-limiter.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface QueueOptions {
@@ -15,9 +15,7 @@ export interface QueueOptions {
   burst?: number;
 }
 
-/** Changes to existing objects first, then other events (creates), then background observation. */
-const RANK: Record<Priority, number> = { urgent: 0, high: 1, low: 2 };
-
+/** Queued by priority: changes to existing objects first, then other events (creates), then background observation. */
 export class WorkQueue<T = string> {
   private readonly queues: Record<Priority, T[]> = { urgent: [], high: [], low: [] };
   private readonly priorityOf = new Map<T, Priority>();
