@@ -12,6 +12,7 @@ import {
   needsOwnerState,
   ownerOf,
   planFinalize,
+  planModules,
   planSync,
   type SyncDecision,
   updateEvent,
@@ -169,6 +170,7 @@ async function apply(
   want: Wanted,
   seen: Remote,
   d: Extract<SyncDecision, { patch: unknown }>,
+  applied: Record<string, string> | undefined,
 ): Promise<Remote> {
   const { opts, binding } = ctx;
   let remote = seen;
@@ -180,7 +182,13 @@ async function apply(
     const e = updateEvent(obj, remote.id, d.patch);
     opts.events.record(obj, 'Normal', e.reason, e.message);
   }
-  remote = await applyModules(ctx, obj, remote, want.desired, d.modules);
+  // the modules as the update's answer shows them (the same as observed, unless someone
+  // changed them in between)
+  const steps =
+    remote === seen
+      ? d.modules
+      : planModules(binding, remote, want.modules, applied, opts.digestKey, obj.metadata.uid);
+  remote = await applyModules(ctx, obj, remote, want.desired, steps);
   if (d.adopt?.annotate)
     await patchMeta(ctx, obj, {
       annotations: { [ID_ANNOTATION]: remote.id, [CREATE_PENDING_ANNOTATION]: null },
@@ -217,7 +225,14 @@ export async function act(
   if (d.action === 'stall') throw stall(d.reason, d.message);
   if (d.action === 'create') return createFirst(ctx, obj, want);
   if (d.action === 'recreate') return recreate(ctx, obj, want, d.gone);
-  return apply(ctx, obj, want, (seen as { remote: Remote }).remote, d);
+  return apply(
+    ctx,
+    obj,
+    want,
+    (seen as { remote: Remote }).remote,
+    d,
+    applied ?? statusOf(obj).secretDigests,
+  );
 }
 
 /** Deletion as planned: the Event, the DELETE (once), then the finalizer goes. */
