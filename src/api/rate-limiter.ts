@@ -23,7 +23,8 @@ export interface RateLimiterOptions {
  */
 export type Priority = 'urgent' | 'high' | 'low';
 export const PRIORITIES: readonly Priority[] = ['urgent', 'high', 'low'];
-const RANK: Record<Priority, number> = { urgent: 0, high: 1, low: 2 };
+/** Lower is served first. */
+export const PRIORITY_RANK: Record<Priority, number> = { urgent: 0, high: 1, low: 2 };
 
 /** The priority of a unit of work; raised while it waits when the user changes what it works on. */
 export interface PriorityCell {
@@ -99,7 +100,10 @@ export class RateLimiter {
   private next(): number {
     let best = -1;
     for (let i = 0; i < this.waiters.length; i++)
-      if (best < 0 || RANK[this.waiters[i]!.cell.priority] < RANK[this.waiters[best]!.cell.priority])
+      if (
+        best < 0 ||
+        PRIORITY_RANK[this.waiters[i]!.cell.priority] < PRIORITY_RANK[this.waiters[best]!.cell.priority]
+      )
         best = i;
     if (best < 0 || this.waiters[best]!.cell.priority === 'urgent') return best;
     // observation is not starved by a long run of creates (never before urgent work): one

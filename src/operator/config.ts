@@ -1,11 +1,10 @@
 // Operator configuration: every setting is a flag and an environment variable.
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
+import { ConfigError } from './runtime/config-error.ts';
+import { parseListen } from './runtime/listen-address.ts';
 
-/** A setting that cannot work: one line naming the flag and the rule; the CLI exits 2. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError, parseListen };
 
 /** A value quoted for an error message: control characters escaped, so the message stays one line. */
 const quote = (v: string) => JSON.stringify(v);
@@ -73,17 +72,6 @@ export function parseBool(flag: string, value: string | boolean | undefined, fal
   if (TRUE.has(v)) return true;
   if (FALSE.has(v)) return false;
   throw new ConfigError(`${flag}: expected true or false (or yes/no, 1/0), got ${quote(value)}`);
-}
-
-/** host:port, [v6]:port or :port; port 0 picks a free one. */
-export function parseListen(flag: string, value: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:[\]\s]*)):(\d{1,5})$/.exec(value);
-  const port = m ? Number(m[3]) : Number.NaN;
-  if (!m || port > 65535)
-    throw new ConfigError(
-      `${flag}: ${quote(value)} is not host:port (e.g. 127.0.0.1:8080, :8080, [::1]:8080)`,
-    );
-  return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
 
 export const BOUNDS = {

@@ -91,22 +91,27 @@ export async function engineWorld(
         clusterId: opts.clusterId ?? CLUSTER,
         digestKey: 'engine-test-digest-key',
         resyncMs: opts.resyncMs ?? 600_000,
-        lookup,
-        readSecret: async (_ns, name) => {
-          const s = secrets.get(name);
-          return (
-            s && Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Buffer.from(v).toString('base64')]))
-          );
+        secrets: {
+          read: async (_ns, name) => {
+            const s = secrets.get(name);
+            return (
+              s &&
+              Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Buffer.from(v).toString('base64')]))
+            );
+          },
         },
-        referencesOf: (kind, spec) => BINDINGS.find((b) => b.kind === kind)?.references?.(spec as never),
-        ownerState: async (object) => {
-          const [kind, ns, name] = object.split('/') as [string, string, string];
-          return kube.get(pluralOf(kind), ns, name) ? 'live' : 'gone';
-        },
-        list: () => kube.all(binding.plural),
-        get: (key) => {
-          const [ns, name] = key.split('/') as [string, string];
-          return kube.get(binding.plural, ns, name);
+        cache: {
+          lookup,
+          referencesOf: (kind, spec) => BINDINGS.find((b) => b.kind === kind)?.references?.(spec as never),
+          ownerState: async (object) => {
+            const [kind, ns, name] = object.split('/') as [string, string, string];
+            return kube.get(pluralOf(kind), ns, name) ? 'live' : 'gone';
+          },
+          list: () => kube.all(binding.plural),
+          get: (key) => {
+            const [ns, name] = key.split('/') as [string, string];
+            return kube.get(binding.plural, ns, name);
+          },
         },
       }),
     ]),

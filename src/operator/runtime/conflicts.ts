@@ -4,6 +4,7 @@
 // (resources made outside the cluster). Deciding is `findConflict` (pure); the engine turns a
 // conflict into Stalled/Conflict and looks again shortly, spending no API call on it.
 import type { AnyBinding, ResolveRef } from './binding.ts';
+import { keyOf } from './informer.ts';
 import type { KubeObject } from './kube.ts';
 import { decodeMetadata } from './owner.ts';
 
@@ -33,7 +34,7 @@ export class ConflictKeys {
     const out: Candidate[] = [];
     const live = new Set<string>();
     for (const obj of objects) {
-      const k = `${obj.metadata.namespace}/${obj.metadata.name}`;
+      const k = keyOf(obj);
       live.add(k);
       // Only objects that hold their resource (an id) take part: a key is computed once per
       // spec, and a bulk apply of new objects costs no key each (two new objects that collide
@@ -93,7 +94,7 @@ export function findConflict(input: {
     const otherId = (o.obj.status as { id?: string } | undefined)?.id;
     if (otherId)
       return {
-        with: `${o.obj.metadata.namespace}/${o.obj.metadata.name}`,
+        with: keyOf(o.obj),
         message: `${name(o.obj)} has ${what}: delete one of them, or change this one`,
       };
   }

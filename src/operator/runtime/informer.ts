@@ -35,8 +35,13 @@ export interface InformerOptions {
   transform?: (o: KubeObject) => KubeObject;
 }
 
+/** An object's cache and queue key: `namespace/name` (just the name for a cluster-scoped object). */
 export const keyOf = (o: { metadata: { namespace?: string; name: string } }) =>
   o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
+
+/** The key of the object with this namespace and name (keyOf without the object at hand). */
+export const keyAt = (namespace: string | undefined, name: string) =>
+  keyOf({ metadata: { namespace, name } });
 
 const jitter = (ms: number, f = 0.2) => Math.round(ms * (1 - f + Math.random() * 2 * f));
 

@@ -32,6 +32,35 @@ export class KubeConfigError extends Error {
 
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
+/** The kubeconfig files (merged as kubectl does) into `kc`; returns the current context's name. */
+function loadFiles(kc: KubeConfig, path: string | undefined): string {
+  const files = path
+    ? [path]
+    : process.env.KUBECONFIG
+      ? process.env.KUBECONFIG.split(delimiter).filter(Boolean)
+      : [join(homedir(), '.kube', 'config')];
+  const existing = files.filter((f) => existsSync(f));
+  if (!existing.length) throw new KubeConfigError(`no kubeconfig at ${files.join(', ')}`);
+  try {
+    // merged as kubectl does: the first file to name an entry or the current context wins
+    loadFile(kc, existing[0]!);
+    for (const f of existing.slice(1)) {
+      const more = new KubeConfig();
+      loadFile(more, f);
+      for (const c of more.getClusters()) if (!kc.getCluster(c.name)) kc.addCluster(c);
+      for (const u of more.getUsers()) if (!kc.getUser(u.name)) kc.addUser(u);
+      for (const c of more.getContexts()) if (!kc.getContextObject(c.name)) kc.addContext(c);
+      if (!kc.getCurrentContext() && more.getCurrentContext()) kc.setCurrentContext(more.getCurrentContext());
+    }
+  } catch (err) {
+    throw new KubeConfigError(`kubeconfig ${existing.join(delimiter)}: ${firstLine(err)}`);
+  }
+  const name = kc.getCurrentContext();
+  if (!name) throw new KubeConfigError(`kubeconfig ${existing.join(delimiter)} has no current-context`);
+  if (!kc.getContextObject(name)) throw new KubeConfigError(`kubeconfig: context ${name} is not defined`);
+  return name;
+}
+
 /** In-cluster, else the kubeconfig file given, else $KUBECONFIG (files merged), else ~/.kube/config. */
 export function loadKubeConfig(path?: string): KubeTarget {
   const kc = new KubeConfig();
@@ -43,32 +72,7 @@ export function loadKubeConfig(path?: string): KubeTarget {
     inCluster(kc, saDir);
     context = '(in-cluster)';
   } else {
-    const files = path
-      ? [path]
-      : process.env.KUBECONFIG
-        ? process.env.KUBECONFIG.split(delimiter).filter(Boolean)
-        : [join(homedir(), '.kube', 'config')];
-    const existing = files.filter((f) => existsSync(f));
-    if (!existing.length) throw new KubeConfigError(`no kubeconfig at ${files.join(', ')}`);
-    try {
-      // merged as kubectl does: the first file to name an entry or the current context wins
-      loadFile(kc, existing[0]!);
-      for (const f of existing.slice(1)) {
-        const more = new KubeConfig();
-        loadFile(more, f);
-        for (const c of more.getClusters()) if (!kc.getCluster(c.name)) kc.addCluster(c);
-        for (const u of more.getUsers()) if (!kc.getUser(u.name)) kc.addUser(u);
-        for (const c of more.getContexts()) if (!kc.getContextObject(c.name)) kc.addContext(c);
-        if (!kc.getCurrentContext() && more.getCurrentContext())
-          kc.setCurrentContext(more.getCurrentContext());
-      }
-    } catch (err) {
-      throw new KubeConfigError(`kubeconfig ${existing.join(delimiter)}: ${firstLine(err)}`);
-    }
-    const name = kc.getCurrentContext();
-    if (!name) throw new KubeConfigError(`kubeconfig ${existing.join(delimiter)} has no current-context`);
-    if (!kc.getContextObject(name)) throw new KubeConfigError(`kubeconfig: context ${name} is not defined`);
-    context = name;
+    context = loadFiles(kc, path);
   }
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server)

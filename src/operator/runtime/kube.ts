@@ -174,6 +174,41 @@ export class Kube {
     return this.request<unknown>('DELETE', resourceUrl(r, namespace, name));
   }
 
+  private watchUrl(
+    r: ResourcePath,
+    namespace: string | undefined,
+    resourceVersion: string,
+    opts: { timeoutSeconds: number; labelSelector?: string },
+  ): URL {
+    const url = new URL(this.server + resourceUrl(r, namespace));
+    url.searchParams.set('watch', 'true');
+    if (opts.labelSelector) url.searchParams.set('labelSelector', opts.labelSelector);
+    url.searchParams.set('allowWatchBookmarks', 'true');
+    url.searchParams.set('resourceVersion', resourceVersion);
+    url.searchParams.set('timeoutSeconds', String(opts.timeoutSeconds));
+    return url;
+  }
+
+  /** The watch's response body, once the server accepted it (HTTP 200). */
+  private async openWatch(url: URL, signal: AbortSignal, accept: string | undefined) {
+    const auth = await this.target.auth();
+    const res = await request(url, {
+      headers: { ...auth.headers, ...(accept ? { accept } : {}) },
+      dispatcher: auth.dispatcher,
+      signal,
+      // a watch is quiet for as long as nothing changes: the idle watchdog decides
+      bodyTimeout: 0,
+    });
+    this.onRequest?.('WATCH', res.statusCode);
+    if (res.statusCode !== 200) {
+      throw new KubeError(
+        res.statusCode,
+        `watch ${url.pathname}: ${res.statusCode} ${await res.body.text()}`,
+      );
+    }
+    return res.body;
+  }
+
   /**
    * One watch request. Resolves when the stream ends (server timeout, error, abort);
    * `onEvent` runs synchronously per event. Inactivity beyond `idleMs` aborts it: with
@@ -194,12 +229,7 @@ export class Kube {
       onOpen?: () => void;
     },
   ): Promise<void> {
-    const url = new URL(this.server + resourceUrl(r, namespace));
-    url.searchParams.set('watch', 'true');
-    if (opts.labelSelector) url.searchParams.set('labelSelector', opts.labelSelector);
-    url.searchParams.set('allowWatchBookmarks', 'true');
-    url.searchParams.set('resourceVersion', resourceVersion);
-    url.searchParams.set('timeoutSeconds', String(opts.timeoutSeconds));
+    const url = this.watchUrl(r, namespace, resourceVersion, opts);
     const local = new AbortController();
     const abort = () => local.abort(opts.signal.reason);
     opts.signal.addEventListener('abort', abort, { once: true });
@@ -211,23 +241,8 @@ export class Kube {
     let lines: ReturnType<typeof createInterface> | undefined;
     try {
       poke();
-      const auth = await this.target.auth();
-      const res = await request(url, {
-        headers: { ...auth.headers, ...(opts.accept ? { accept: opts.accept } : {}) },
-        dispatcher: auth.dispatcher,
-        signal: local.signal,
-        // a watch is quiet for as long as nothing changes: the idle watchdog above decides
-        bodyTimeout: 0,
-      });
-      this.onRequest?.('WATCH', res.statusCode);
-      if (res.statusCode !== 200) {
-        throw new KubeError(
-          res.statusCode,
-          `watch ${url.pathname}: ${res.statusCode} ${await res.body.text()}`,
-        );
-      }
+      const body = await this.openWatch(url, local.signal, opts.accept);
       opts.onOpen?.();
-      const body = res.body;
       lines = createInterface({ input: body, crlfDelay: Infinity });
       // Aborting below errors the stream after the loop is gone: without listeners that
       // 'error' would be unhandled and end the process.

@@ -3,6 +3,7 @@
 // lease duration as observed on its own clock; a leader that cannot renew within the
 // renew deadline steps down. On shutdown the lease is released so a standby takes over.
 import type { Logger } from 'pino';
+import { keyAt } from './informer.ts';
 import { isConflict, isKubeNotFound, type Kube } from './kube.ts';
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
@@ -47,7 +48,7 @@ export class LeaderElector {
       if (await this.tryAcquireOrRenew()) {
         this.isLeader = true;
         this.opts.log.info(
-          { lease: `${this.opts.namespace}/${this.opts.name}`, identity: this.opts.identity },
+          { lease: keyAt(this.opts.namespace, this.opts.name), identity: this.opts.identity },
           'became leader',
         );
         void this.renewLoop(onLost);

@@ -8,6 +8,7 @@ import type { AnyBinding } from './binding.ts';
 import type { Condition } from './conditions.ts';
 import { managedResource } from './constants.ts';
 import type { EventRecorder } from './events.ts';
+import { keyOf } from './informer.ts';
 import type { Kube, KubeObject } from './kube.ts';
 
 export interface OnlineTunnel {
@@ -27,7 +28,8 @@ export interface TunnelsOnline {
 export type ObjectsByKind = { binding: AnyBinding; objects: KubeObject[] }[];
 
 const SHOWN = 10;
-const keyOf = (kind: string, ns: string | undefined, name: string) => `${kind}/${ns ?? ''}/${name}`;
+/** An object by kind, namespace and name (`Kind/namespace/name`). */
+const refOf = (kind: string, ns: string | undefined, name: string) => `${kind}/${ns ?? ''}/${name}`;
 
 /**
  * What each object of a kind that tunnels serve should show: 'serves' kinds count the tunnels
@@ -42,7 +44,7 @@ export function tunnelStates(kinds: ObjectsByKind, tunnels: OnlineTunnel[]): Map
   for (const { binding, objects: list } of kinds)
     if (binding.tunnels)
       for (const obj of list)
-        objects.set(keyOf(binding.kind, obj.metadata.namespace, obj.metadata.name), { binding, obj });
+        objects.set(refOf(binding.kind, obj.metadata.namespace, obj.metadata.name), { binding, obj });
   const out = new Map<string, TunnelsOnline>();
   // every tunnel, not just the few status shows: whoever references the object adds them up
   const all = new Map<string, OnlineTunnel[]>();
@@ -60,7 +62,7 @@ export function tunnelStates(kinds: ObjectsByKind, tunnels: OnlineTunnel[]): Map
     } else {
       const seen = new Set<string>();
       for (const r of o.binding.references?.(o.obj.spec ?? {}) ?? []) {
-        for (const t of tunnelsOf(keyOf(r.kind, o.obj.metadata.namespace, r.name)) ?? [])
+        for (const t of tunnelsOf(refOf(r.kind, o.obj.metadata.namespace, r.name)) ?? [])
           if (!seen.has(t.id)) {
             seen.add(t.id);
             found.push(t);
@@ -124,7 +126,7 @@ export class LiveTunnels {
     for (const { binding, objects } of kinds) {
       if (!binding.tunnels) continue;
       for (const obj of objects) {
-        const s = states.get(keyOf(binding.kind, obj.metadata.namespace, obj.metadata.name));
+        const s = states.get(refOf(binding.kind, obj.metadata.namespace, obj.metadata.name));
         if (!s) continue;
         this.opts.gauge?.(obj.metadata.namespace!, obj.metadata.name, binding.kind, s.count);
         if (obj.metadata.deletionTimestamp || !(obj.status as { id?: string } | undefined)?.id) continue;
@@ -161,7 +163,7 @@ export class LiveTunnels {
       );
     } catch (err) {
       this.opts.log.debug(
-        { object: `${obj.metadata.namespace}/${obj.metadata.name}`, err: (err as Error).message },
+        { object: keyOf(obj), err: (err as Error).message },
         'tunnel status not written this time',
       );
       return false;

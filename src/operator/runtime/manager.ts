@@ -2,19 +2,22 @@
 // answers the probes; drains in-flight reconciles on shutdown.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
-import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
-import { INSTANCE_LABEL, managedResource, RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
+import { ObjectCache } from './cache.ts';
+import { INSTANCE_LABEL, managedResource } from './constants.ts';
+import { Dispatch } from './dispatch.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
-import { Informer, keyOf } from './informer.ts';
-import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
+import { Informer } from './informer.ts';
+import type { Kube } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import type { Metrics } from './metrics.ts';
 import { Observer } from './observer.ts';
 import type { Check, ProbeServer } from './probes.ts';
+import { References } from './references.ts';
 import { SecretStore } from './secrets.ts';
+import { type Controller, runWorker, scrape, Timers } from './worker.ts';
 import { WorkQueue } from './workqueue.ts';
 
 export { INSTANCE_LABEL };
@@ -53,17 +56,6 @@ export interface ManagerOptions {
   };
 }
 
-interface Controller {
-  binding: AnyBinding;
-  engine: Engine;
-  queue: WorkQueue<string>;
-  informers: Informer[];
-  /** "Kind/ns/name" of a referenced object -> keys of this kind that reference it. */
-  dependents: Map<string, Set<string>>;
-  refsOf: Map<string, string[]>;
-  observer: Observer;
-}
-
 /** How often the manager looks for a quiet moment (idle work: id annotations). */
 const IDLE_CHECK_MS = 1000;
 /** Overdue id annotations written per kind and check while the operator is busy. */
@@ -76,48 +68,36 @@ export class Manager {
   private started = false;
   private stopping = false;
   private workers: Promise<void>[] = [];
+  /** Timers that stop() cuts short. */
+  private readonly timers = new Timers();
 
   constructor(o: ManagerOptions) {
     this.opts = o;
+    this.cache = new ObjectCache({
+      kube: o.kube,
+      references: this.references,
+      sharedNamespaces: o.sharedNamespaces,
+      secrets: () => this.secrets,
+    });
+    this.dispatch = new Dispatch({
+      controllers: this.controllers,
+      references: this.references,
+      cache: this.cache,
+      secrets: () => this.secrets,
+      metrics: o.metrics,
+    });
     if (o.probes) {
       o.probes.health = () => this.health();
       o.probes.readiness = () => this.readiness();
-      o.probes.beforeScrape = () => {
-        o.metrics.apiLimiterWait.set(o.api.transport.limiter.waitedMs / 1000);
-        o.metrics.secretDataCached.set(this.secrets?.cachedData ?? 0);
-        const limiter = o.api.transport.limiter;
-        for (const p of PRIORITIES) {
-          o.metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
-          o.metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
-        }
-        this.scrapeObjects();
-      };
-    }
-  }
-
-  /** Objects by condition and the watches' progress, from the caches at each scrape. */
-  private scrapeObjects(): void {
-    const { objectConditions, informerProgress } = this.opts.metrics;
-    objectConditions.reset();
-    for (const c of this.controllers.values())
-      for (const inf of c.informers)
-        for (const o of inf.list())
-          for (const cond of (o.status?.conditions as { type: string; status: string }[] | undefined) ?? [])
-            objectConditions.inc({
-              kind: c.binding.kind,
-              namespace: o.metadata.namespace ?? '',
-              condition: cond.type,
-              status: cond.status,
-            });
-    informerProgress.reset();
-    if (this.started)
-      for (const inf of this.informers) {
-        const w = inf.watching;
-        informerProgress.set(
-          { resource: w.resource, watch_namespace: w.namespace },
-          inf.lastProgressAt / 1000,
+      o.probes.beforeScrape = () =>
+        scrape(
+          o.metrics,
+          o.api,
+          this.secrets,
+          [...this.controllers.values()],
+          this.started ? this.informers : [],
         );
-      }
+    }
   }
 
   private events?: EventRecorder;
@@ -149,45 +129,11 @@ export class Manager {
   /** Referenced Secrets (metadata watched, data read by name); undefined when no kind reads Secrets. */
   private secrets?: SecretStore;
 
-  lookup = (kind: string, namespace: string, name: string): KubeObject | undefined => {
-    if (kind === 'Secret') return this.secrets?.meta(namespace, name);
-    for (const inf of this.controllers.get(kind)?.informers ?? []) {
-      const o = inf.get(`${namespace}/${name}`);
-      if (o) return o;
-    }
-    return undefined;
-  };
-
-  /** Remote id -> the managed object whose status holds it. */
-  private readonly byId = new Map<string, { kind: string; namespace: string; name: string }>();
-
-  /**
-   * The text with each remote id that one of the managed objects holds followed by that
-   * object (`ipx_123 (IPRestriction team/dash)`): the API's messages name remote resources only.
-   */
-  nameIds = (text: string): string =>
-    text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
-      const o = this.byId.get(id);
-      return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
-    });
-
-  /**
-   * Whether the object an owner marker names exists: from the caches, else read from the API
-   * server (another installation's or an unwatched namespace's object is not cached here).
-   * Any object of that name counts as the owner (a restore of it may take its resource back).
-   */
-  ownerState = async (object: string, _uid: string): Promise<'live' | 'gone' | 'unknown'> => {
-    const [kind, ns, name] = object.split('/');
-    const c = kind ? this.controllers.get(kind) : undefined;
-    if (!c || !ns || !name) return 'unknown';
-    if (this.lookup(kind!, ns, name)) return 'live';
-    try {
-      await this.opts.kube.get(managedResource(c.binding.plural), ns, name);
-      return 'live';
-    } catch (err) {
-      return isKubeNotFound(err) ? 'gone' : 'unknown';
-    }
-  };
+  /** Who references what (re-queues, reference-aware deletion). */
+  private readonly references = new References();
+  private readonly cache: ObjectCache;
+  /** Informer events into queue keys. */
+  private readonly dispatch: Dispatch;
 
   private get informers(): Informer[] {
     return [
@@ -247,90 +193,76 @@ export class Manager {
     this.events = events;
     events.onRecord = (reason) => this.opts.metrics.eventsRecorded.inc({ reason });
     const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
+    for (const b of this.opts.bindings) this.controllers.set(b.kind, this.controller(b, events, namespaces));
+    if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
+    for (const c of this.controllers.values()) {
+      for (const inf of c.informers) {
+        inf.on((type, obj, old) => this.dispatch.onEvent(c, type, obj, old));
+        inf.start();
+      }
+    }
+    this.startWorkers();
+    this.started = true;
+  }
+
+  /** A kind's informers, queue, bulk observer and engine. */
+  private controller(b: AnyBinding, events: EventRecorder, namespaces: (string | undefined)[]): Controller {
     const labelSelector = this.opts.instance
       ? `${INSTANCE_LABEL}=${this.opts.instance}`
       : `!${INSTANCE_LABEL}`;
-    for (const b of this.opts.bindings) {
-      const resource = managedResource(b.plural);
-      const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.opts.metrics });
-      const informers = namespaces.map(
-        (ns) =>
-          new Informer({
-            kube: this.opts.kube,
-            resource,
-            namespace: ns,
-            labelSelector,
-            log: this.opts.log.child({ informer: b.plural }),
-            ...this.opts.informer,
-          }),
-      );
-      const c: Controller = {
-        binding: b,
-        queue,
-        informers,
-        dependents: new Map(),
-        refsOf: new Map(),
-        engine: undefined as never,
-        observer: new Observer({
-          kind: b.kind,
-          // the whole account's resources of the kind, at low budget priority
-          list: (onPage) => b.api.list(this.opts.api, {}, { priority: 'low', onPage }),
-          log: this.opts.log,
-          metrics: this.opts.metrics,
+    const resource = managedResource(b.plural);
+    const informers = namespaces.map(
+      (ns) =>
+        new Informer({
+          kube: this.opts.kube,
+          resource,
+          namespace: ns,
+          labelSelector,
+          log: this.opts.log.child({ informer: b.plural }),
+          ...this.opts.informer,
         }),
-      };
-      c.engine = new Engine({
-        observer: c.observer,
-        binding: b,
-        kube: this.opts.kube,
-        api: this.opts.api,
-        events,
-        log: this.opts.log,
-        clusterId: this.opts.clusterId,
-        digestKey: this.opts.digestKey,
-        resyncMs: this.opts.resyncMs,
-        lookup: this.lookup,
-        nameIds: this.nameIds,
-        readSecret: (ns, name) => this.secrets!.read(ns, name),
-        referencesOf: (kind, spec) => this.controllers.get(kind)?.binding.references?.(spec),
-        referrersOf: (kind, ns, name) => this.referrersOf(`${kind}/${ns}/${name}`),
-        ownerState: this.ownerState,
-        list: () => informers.flatMap((i) => i.list()),
-        managedElsewhere: (id, ns) => {
-          const o = this.byId.get(id);
-          return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace)
-            ? o
-            : undefined;
-        },
-        get: (key) => {
-          for (const i of informers) {
-            const o = i.get(key);
-            if (o) return o;
-          }
-          return undefined;
-        },
-      });
-      this.controllers.set(b.kind, c);
+    );
+    this.cache.addKind(b, informers);
+    this.references.addKind(b.kind);
+    const observer = new Observer({
+      kind: b.kind,
+      // the whole account's resources of the kind, at low budget priority
+      list: (onPage) => b.api.list(this.opts.api, {}, { priority: 'low', onPage }),
+      log: this.opts.log,
+      metrics: this.opts.metrics,
+    });
+    const engine = new Engine({
+      observer,
+      binding: b,
+      kube: this.opts.kube,
+      api: this.opts.api,
+      events,
+      log: this.opts.log,
+      clusterId: this.opts.clusterId,
+      digestKey: this.opts.digestKey,
+      resyncMs: this.opts.resyncMs,
+      cache: this.cache.view(b.kind),
+      secrets: { read: (ns, name) => this.secrets!.read(ns, name) },
+    });
+    const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.opts.metrics });
+    return { binding: b, queue, informers, engine, observer };
+  }
+
+  private startSecrets(namespaces: (string | undefined)[]): void {
+    this.secrets = new SecretStore({
+      kube: this.opts.kube,
+      namespaces,
+      log: this.opts.log,
+      informer: this.opts.informer,
+    });
+    for (const inf of this.secrets.informers) {
+      // a rotated Secret re-applies the modules that use it
+      inf.on((_type, obj) => this.dispatch.enqueueDependents('Secret', obj));
+      inf.start();
     }
-    if (this.opts.bindings.some((b) => b.secrets)) {
-      this.secrets = new SecretStore({
-        kube: this.opts.kube,
-        namespaces,
-        log: this.opts.log,
-        informer: this.opts.informer,
-      });
-      for (const inf of this.secrets.informers) {
-        // a rotated Secret re-applies the modules that use it
-        inf.on((_type, obj) => this.enqueueDependents('Secret', obj));
-        inf.start();
-      }
-    }
-    for (const c of this.controllers.values()) {
-      for (const inf of c.informers) {
-        inf.on((type, obj, old) => this.onEvent(c, type, obj, old));
-        inf.start();
-      }
-    }
+  }
+
+  private startWorkers(): void {
     // Workers start once every cache they read has synced (own kind, referenced kinds,
     // Secrets): by then the reverse index of references is complete, so an object is never
     // judged against a referenced object that is merely not listed yet, and every later
@@ -343,13 +275,12 @@ export class Manager {
       ),
     );
     for (const c of this.controllers.values()) {
-      for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(this.work(c, all));
+      for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(runWorker(c, this.opts, all));
       // one more worker for edits and deletes of existing objects only
-      this.workers.push(this.work(c, all, true));
+      this.workers.push(runWorker(c, this.opts, all, true));
       void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
-    this.started = true;
   }
 
   /** Nothing queued and nothing in flight, in any kind. */
@@ -363,7 +294,7 @@ export class Manager {
    */
   private async idleLoop(): Promise<void> {
     while (!this.stopping) {
-      await this.sleep(IDLE_CHECK_MS);
+      await this.timers.sleep(IDLE_CHECK_MS);
       if (this.stopping) return;
       if (this.busy()) {
         for (const c of this.controllers.values())
@@ -385,20 +316,6 @@ export class Manager {
     }
   }
 
-  /** A timer that stop() cuts short. */
-  private sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const wake = () => {
-        clearTimeout(t);
-        this.stopTimers.delete(wake);
-        resolve();
-      };
-      const t = setTimeout(wake, ms);
-      t.unref();
-      this.stopTimers.add(wake);
-    });
-  }
-
   private count(c: Controller): number {
     return c.informers.reduce((n, i) => n + i.cache.size, 0);
   }
@@ -411,151 +328,11 @@ export class Manager {
   private async observeLoop(c: Controller): Promise<void> {
     const jitter = () => Math.round(this.opts.resyncMs * (0.85 + Math.random() * 0.3));
     while (!this.stopping) {
-      await this.sleep(jitter());
+      await this.timers.sleep(jitter());
       if (this.stopping) return;
       if (!this.count(c)) continue;
       await c.observer.refresh();
       for (const inf of c.informers) for (const key of inf.cache.keys()) c.queue.add(key, 'low');
-    }
-  }
-  private readonly stopTimers = new Set<() => void>();
-
-  /** Handlers only enqueue. */
-  private onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
-    const key = keyOf(obj);
-    const ns = obj.metadata.namespace ?? '';
-    const id = (obj.status as { id?: string } | undefined)?.id;
-    const oldId = (old?.status as { id?: string } | undefined)?.id;
-    if (oldId && oldId !== id) this.byId.delete(oldId);
-    if (id && type === 'delete') this.byId.delete(id);
-    else if (id) this.byId.set(id, { kind: c.binding.kind, namespace: ns, name: obj.metadata.name });
-    // keep the reverse index of references current
-    const before = c.refsOf.get(key) ?? [];
-    for (const r of before) {
-      const deps = c.dependents.get(r);
-      deps?.delete(key);
-      if (deps?.size === 0) c.dependents.delete(r);
-    }
-    const spec = obj.spec ?? {};
-    const refs =
-      type === 'delete'
-        ? []
-        : [
-            ...(c.binding.references?.(spec) ?? []).map((r) => `${r.kind}/${ns}/${r.name}`),
-            ...(c.binding.secrets?.(spec) ?? []).map((s) => `Secret/${ns}/${s.name}`),
-          ];
-    c.refsOf.set(key, refs);
-    for (const r of refs) {
-      const s = c.dependents.get(r) ?? new Set<string>();
-      c.dependents.set(r, s);
-      s.add(key);
-    }
-    // an object waiting to be deleted until nothing references it may go now
-    for (const r of before) {
-      if (refs.includes(r) || r.startsWith('Secret/')) continue;
-      const [kind, rns, rname] = r.split('/');
-      this.controllers.get(kind!)?.queue.add(`${rns}/${rname}`);
-    }
-    // the data of a Secret nothing references any more is not kept
-    for (const r of before)
-      if (r.startsWith('Secret/') && ![...this.controllers.values()].some((o) => o.dependents.has(r))) {
-        const [, sns, sname] = r.split('/');
-        this.secrets?.release(sns!, sname!);
-      }
-    if (type === 'delete') {
-      // an object that collided with this one may go on now
-      if (c.binding.conflict)
-        for (const inf of c.informers)
-          for (const o of inf.list())
-            if (
-              (o.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
-                (x) => x.type === 'Stalled' && x.reason === 'Conflict',
-              )
-            )
-              c.queue.add(keyOf(o));
-      c.refsOf.delete(key);
-      c.engine.forget(key);
-      c.engine.drop(key);
-      // a referenced object waiting on its dependents to go may now be deletable
-      for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
-        this.controllers.get(r.kind)?.queue.add(`${ns}/${r.name}`);
-    } else {
-      // an edit or a delete of something that exists goes before creates and observation
-      const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
-      const changed =
-        type === 'update' &&
-        (obj.metadata.generation !== old?.metadata.generation ||
-          (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
-          (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
-      const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
-      c.queue.add(key, urgent ? 'urgent' : 'high');
-      if (urgent) c.engine.escalate(key);
-    }
-    // objects referencing this one react to it getting (or losing) an id. Not to its deletion
-    // starting: it keeps its remote resource (and id) while they use it, so they have nothing
-    // to do until it is gone; re-reading each of them then cost a GET per referrer.
-    const idChanged =
-      (obj.status as { id?: string } | undefined)?.id !== (old?.status as { id?: string } | undefined)?.id;
-    if (type !== 'update' || idChanged) this.enqueueDependents(c.binding.kind, obj);
-    this.opts.metrics.managedObjects.set(
-      { kind: c.binding.kind },
-      c.informers.reduce((n, i) => n + i.cache.size, 0),
-    );
-  }
-
-  /** "Kind name" of every object that references `ref` ("Kind/ns/name"). */
-  private referrersOf(ref: string): string[] {
-    const out: string[] = [];
-    for (const c of this.controllers.values())
-      for (const key of c.dependents.get(ref) ?? []) out.push(`${c.binding.kind} ${key.split('/')[1]}`);
-    return out.sort();
-  }
-
-  private enqueueDependents(kind: string, obj: KubeObject): void {
-    const ref = `${kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
-    for (const other of this.controllers.values()) {
-      for (const dep of other.dependents.get(ref) ?? []) {
-        // a new id or a rotated Secret must be looked at even when no resync is due
-        other.engine.forget(dep);
-        other.queue.add(dep);
-      }
-    }
-  }
-
-  private async work(c: Controller, synced: Promise<unknown>, onlyUrgent = false): Promise<void> {
-    const name = c.binding.kind.toLowerCase();
-    await synced;
-    for (;;) {
-      const key = await c.queue.get(onlyUrgent);
-      if (key === undefined) return;
-      const end = this.opts.metrics.reconcileTime.startTimer({ controller: name });
-      this.opts.metrics.activeWorkers.inc({ controller: name });
-      try {
-        const out = await c.engine.reconcile(key);
-        if (out.retry) {
-          c.queue.addRateLimited(key);
-          this.opts.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
-        } else {
-          c.queue.forget(key);
-          if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
-          this.opts.metrics.reconcileTotal.inc({
-            controller: name,
-            result: out.requeueAfterMs ? 'requeue_after' : 'success',
-          });
-        }
-      } catch (err) {
-        this.opts.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
-        this.opts.metrics.reconcileErrors.inc({ controller: name });
-        this.opts.log.warn(
-          { controller: name, object: key, err: (err as Error).message },
-          'reconcile failed; will retry',
-        );
-        c.queue.addRateLimited(key);
-      } finally {
-        end();
-        this.opts.metrics.activeWorkers.dec({ controller: name });
-        c.queue.done(key);
-      }
     }
   }
 
@@ -563,7 +340,7 @@ export class Manager {
   async stop(): Promise<void> {
     if (this.stopping) return;
     this.stopping = true;
-    for (const wake of [...this.stopTimers]) wake();
+    this.timers.wakeAll();
     const drained = await Promise.all(
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.opts.drainMs)),
     );

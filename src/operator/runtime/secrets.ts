@@ -4,7 +4,7 @@
 // referenced Secret is read by name when first needed and kept until its resourceVersion
 // moves or nothing references it any more.
 import type { Logger } from 'pino';
-import { Informer, type InformerOptions } from './informer.ts';
+import { Informer, type InformerOptions, keyAt, keyOf } from './informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
@@ -44,7 +44,7 @@ export class SecretStore {
     );
     for (const inf of this.informers)
       inf.on((type, obj) => {
-        const key = `${obj.metadata.namespace}/${obj.metadata.name}`;
+        const key = keyOf(obj);
         if (type === 'delete' || this.data.get(key)?.rv !== obj.metadata.resourceVersion)
           this.data.delete(key);
       });
@@ -53,7 +53,7 @@ export class SecretStore {
   /** The Secret's metadata from the cache (existence and version), without data. */
   meta(namespace: string, name: string): KubeObject | undefined {
     for (const inf of this.informers) {
-      const o = inf.get(`${namespace}/${name}`);
+      const o = inf.get(keyAt(namespace, name));
       if (o) return o;
     }
     return undefined;
@@ -63,7 +63,7 @@ export class SecretStore {
   async read(namespace: string, name: string): Promise<Record<string, string> | undefined> {
     const meta = this.meta(namespace, name);
     if (!meta) return undefined;
-    const key = `${namespace}/${name}`;
+    const key = keyAt(namespace, name);
     const cached = this.data.get(key);
     if (cached && cached.rv === meta.metadata.resourceVersion) return cached.data;
     let secret: KubeObject;
@@ -80,7 +80,7 @@ export class SecretStore {
 
   /** Drops the data of a Secret nothing references any more. */
   release(namespace: string, name: string): void {
-    this.data.delete(`${namespace}/${name}`);
+    this.data.delete(keyAt(namespace, name));
   }
 
   get cachedData(): number {

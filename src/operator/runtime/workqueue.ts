@@ -2,6 +2,7 @@
 // most once, never handed to two workers at a time (re-added while processing, it is
 // processed again afterwards), per-item exponential backoff combined with an overall
 // token bucket, and delayed adds.
+import { type Priority, PRIORITY_RANK as RANK } from '../../api/rate-limiter.ts';
 import type { Metrics } from './metrics.ts';
 
 export interface QueueOptions {
@@ -14,14 +15,10 @@ export interface QueueOptions {
   burst?: number;
 }
 
-/** Changes to existing objects first, then other events (creates), then background observation. */
-export type QueuePriority = 'urgent' | 'high' | 'low';
-
-const RANK: Record<QueuePriority, number> = { urgent: 0, high: 1, low: 2 };
-
+/** Queued by priority: changes to existing objects first, then other events (creates), then background observation. */
 export class WorkQueue<T = string> {
-  private readonly queues: Record<QueuePriority, T[]> = { urgent: [], high: [], low: [] };
-  private readonly priorityOf = new Map<T, QueuePriority>();
+  private readonly queues: Record<Priority, T[]> = { urgent: [], high: [], low: [] };
+  private readonly priorityOf = new Map<T, Priority>();
   private readonly dirty = new Set<T>();
   private readonly processing = new Set<T>();
   private readonly waiting = new Map<T, { at: number; timer: NodeJS.Timeout }>();
@@ -48,7 +45,7 @@ export class WorkQueue<T = string> {
     return this.processing.size;
   }
 
-  add(item: T, priority: QueuePriority = 'high'): void {
+  add(item: T, priority: Priority = 'high'): void {
     if (this.shuttingDown) return;
     if (this.processing.has(item)) {
       // processed again when done, at the highest priority asked for meanwhile: a user's
@@ -86,7 +83,7 @@ export class WorkQueue<T = string> {
   }
 
   /** To a waiting worker (urgent work to an urgent-only one first), else onto its queue. */
-  private dispatch(item: T, priority: QueuePriority): void {
+  private dispatch(item: T, priority: Priority): void {
     const g = (priority === 'urgent' ? this.urgentGetters.shift() : undefined) ?? this.getters.shift();
     if (g) {
       this.begin(item, priority);
@@ -146,7 +143,7 @@ export class WorkQueue<T = string> {
     return this.failures.get(item) ?? 0;
   }
 
-  private readonly reAdd = new Map<T, QueuePriority>();
+  private readonly reAdd = new Map<T, Priority>();
 
   /** Waits for the next item (only urgent ones with `onlyUrgent`); undefined once the queue shuts down. */
   get(onlyUrgent = false): Promise<T | undefined> {
@@ -198,7 +195,7 @@ export class WorkQueue<T = string> {
     });
   }
 
-  private begin(item: T, priority: QueuePriority = 'high'): void {
+  private begin(item: T, priority: Priority = 'high'): void {
     this.processing.add(item);
     this.startedAt.set(item, Date.now());
     const a = this.addedAt.get(item);

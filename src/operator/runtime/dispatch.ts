@@ -1,0 +1,107 @@
+// Informer events into queue keys: an object's own key (urgent for an edit of something that
+// exists), the objects that reference it, a delete waiting on it, the id index and the
+// reverse index of references kept current. Handlers only enqueue.
+import type { ObjectCache } from './cache.ts';
+import { RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
+import { keyAt, keyOf } from './informer.ts';
+import type { KubeObject } from './kube.ts';
+import type { Metrics } from './metrics.ts';
+import { type References, referencesOf, refOf } from './references.ts';
+import type { SecretStore } from './secrets.ts';
+import type { Controller } from './worker.ts';
+
+export class Dispatch {
+  private readonly o: {
+    controllers: ReadonlyMap<string, Controller>;
+    references: References;
+    cache: ObjectCache;
+    secrets: () => SecretStore | undefined;
+    metrics: Metrics;
+  };
+
+  constructor(o: Dispatch['o']) {
+    this.o = o;
+  }
+
+  /** Handlers only enqueue. */
+  onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
+    this.o.cache.noteIds(c.binding.kind, type, obj, old);
+    // keep the reverse index of references current
+    const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
+    const before = this.o.references.set(c.binding.kind, keyOf(obj), refs);
+    this.released(before, refs);
+    if (type === 'delete') this.onDelete(c, obj);
+    else this.onChange(c, type, obj, old);
+    // objects referencing this one react to it getting (or losing) an id. Not to its deletion
+    // starting: it keeps its remote resource (and id) while they use it, so they have nothing
+    // to do until it is gone; re-reading each of them then cost a GET per referrer.
+    const idChanged =
+      (obj.status as { id?: string } | undefined)?.id !== (old?.status as { id?: string } | undefined)?.id;
+    if (type !== 'update' || idChanged) this.enqueueDependents(c.binding.kind, obj);
+    this.o.metrics.managedObjects.set(
+      { kind: c.binding.kind },
+      c.informers.reduce((n, i) => n + i.cache.size, 0),
+    );
+  }
+
+  /** What an object stopped referencing: a delete waiting on it may go; a Secret's data may go. */
+  private released(before: string[], refs: string[]): void {
+    // an object waiting to be deleted until nothing references it may go now
+    for (const r of before) {
+      if (refs.includes(r) || r.startsWith('Secret/')) continue;
+      const [kind, rns, rname] = r.split('/');
+      this.o.controllers.get(kind!)?.queue.add(keyAt(rns, rname!));
+    }
+    // the data of a Secret nothing references any more is not kept
+    for (const r of before)
+      if (r.startsWith('Secret/') && !this.o.references.referenced(r)) {
+        const [, sns, sname] = r.split('/');
+        this.o.secrets()?.release(sns!, sname!);
+      }
+  }
+
+  private onDelete(c: Controller, obj: KubeObject): void {
+    const key = keyOf(obj);
+    // an object that collided with this one may go on now
+    if (c.binding.conflict)
+      for (const inf of c.informers)
+        for (const o of inf.list())
+          if (
+            (o.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
+              (x) => x.type === 'Stalled' && x.reason === 'Conflict',
+            )
+          )
+            c.queue.add(keyOf(o));
+    this.o.references.remove(c.binding.kind, key);
+    c.engine.forget(key);
+    c.engine.drop(key);
+    // a referenced object waiting on its dependents to go may now be deletable
+    for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
+      this.o.controllers.get(r.kind)?.queue.add(keyAt(obj.metadata.namespace ?? '', r.name));
+  }
+
+  /** An edit or a delete of something that exists goes before creates and observation. */
+  private onChange(c: Controller, type: 'add' | 'update', obj: KubeObject, old?: KubeObject): void {
+    const key = keyOf(obj);
+    const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
+    const changed =
+      type === 'update' &&
+      (obj.metadata.generation !== old?.metadata.generation ||
+        (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
+        (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
+    const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
+    c.queue.add(key, urgent ? 'urgent' : 'high');
+    if (urgent) c.engine.escalate(key);
+  }
+
+  enqueueDependents(kind: string, obj: KubeObject): void {
+    for (const { kind: k, key } of this.o.references.dependentsOf(
+      refOf(kind, obj.metadata.namespace, obj.metadata.name),
+    )) {
+      const other = this.o.controllers.get(k);
+      // a new id or a rotated Secret must be looked at even when no resync is due
+      other?.engine.forget(key);
+      other?.queue.add(key);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+// What this process remembers of each object, in one place: the cache can lag behind its
+// own writes, and some decisions (a second DELETE, a repeated Event) depend on what it did.
+import type { PriorityCell } from '../../../api/rate-limiter.ts';
+
+/** What this process last did to an object, so an unchanged object costs nothing until its resync. */
+export interface LastSync {
+  at: number;
+  generation?: number;
+  id?: string;
+  stalled?: boolean;
+  digests?: Record<string, string>;
+  /** The status as this process last wrote or found it: anything else was written by someone else. */
+  status?: unknown;
+  /** The object's resourceVersion after that. */
+  resourceVersion?: string;
+}
+
+export interface Memo {
+  /** What this process last applied. */
+  last?: LastSync;
+  /** When this process last finished writing the remote resource: older snapshots are stale for it. */
+  lastRemoteWrite?: number;
+  /** Bumped by forget(): a reconcile that started before must not record its result. */
+  resets: number;
+  /**
+   * The id in status but not yet in the id annotation, with the time it reached status. The
+   * annotation is what a restore without status (Velero's default) finds the remote resource
+   * by; a crash needs neither (the create-pending mark and status.id cover it). So it is
+   * written when the queues are idle (recordIds): a bulk apply's objects go Ready first.
+   */
+  idToRecord?: { id: string; since: number };
+  /** When a new object began waiting for a reference or a Secret, until it says so in status. */
+  waitingSince?: number;
+  /** The budget priority of the reconcile in flight. */
+  running?: PriorityCell;
+  /**
+   * The remote resource this process deleted while the finalizer is not yet removed: a retry
+   * (the finalizer patch met a newer version of the object) does not DELETE again.
+   */
+  deletedRemote?: string;
+  /** Told (by an Event) that the API is unavailable, until it gets past it. */
+  unavailableNoted?: boolean;
+}
+
+/** One memo per object, by key. */
+export class Memos {
+  private readonly byKey = new Map<string, Memo>();
+
+  /** The object's memo, made when first needed. */
+  of(key: string): Memo {
+    let m = this.byKey.get(key);
+    if (!m) {
+      m = { resets: 0 };
+      this.byKey.set(key, m);
+    }
+    return m;
+  }
+
+  peek(key: string): Memo | undefined {
+    return this.byKey.get(key);
+  }
+
+  /** A new id waits for its annotation behind those waiting already (a changed one keeps its place). */
+  recordLater(key: string, id: string, now: number): void {
+    const m = this.of(key);
+    if (m.idToRecord?.id === id) return;
+    if (!m.idToRecord) {
+      this.byKey.delete(key);
+      this.byKey.set(key, m);
+    }
+    m.idToRecord = { id, since: now };
+  }
+
+  /** The ids waiting for their annotation, oldest first. */
+  idsToRecord(): [string, { id: string; since: number }][] {
+    return [...this.byKey].flatMap(([k, m]) => (m.idToRecord ? [[k, m.idToRecord] as const] : [])) as [
+      string,
+      { id: string; since: number },
+    ][];
+  }
+
+  /** The cache may have missed this process's work: the next reconcile observes afresh. */
+  forget(key: string): void {
+    const m = this.of(key);
+    m.last = undefined;
+    m.resets++;
+  }
+
+  /** Drops what is kept for an object that is gone (but for a reconcile still in flight). */
+  drop(key: string): void {
+    const m = this.byKey.get(key);
+    if (!m) return;
+    if (m.running) this.byKey.set(key, { resets: 0, running: m.running });
+    else this.byKey.delete(key);
+  }
+}

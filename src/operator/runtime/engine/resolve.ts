@@ -1,0 +1,171 @@
+// What an object wants: references resolved to ids (duplicates and cycles stall), Secrets
+// read, raw ids checked against other namespaces, the modules built.
+import { ID_PREFIX, type IdKind } from '../../../api/limits.ts';
+import type { Common } from '../binding.ts';
+import type { KubeObject } from '../kube.ts';
+import { encodeMetadata } from '../owner.ts';
+import { ConditionError, QUIET_WAIT_FOR_PROGRESS_MS, QUIET_WAIT_MS, stall } from './condition-error.ts';
+import { ownerOf } from './plan.ts';
+import type { EngineContext, Status, Wanted } from './types.ts';
+
+const METADATA_MAX = 4096;
+
+/** An id of a resource kind this operator manages, by its prefix (`ipp_...`). */
+const MANAGED_ID = new RegExp(
+  `^(${['ipPolicy', 'ipPolicyRule', 'ipRestriction', 'tunnelGroupBackend', 'weightedBackend', 'sshCredential', 'httpsEdge', 'httpsEdgeRoute', 'tcpEdge', 'tlsEdge'].map((k) => ID_PREFIX[k as IdKind]).join('|')})_[A-Za-z0-9]+$`,
+);
+
+/**
+ * The ids of managed kinds a spec names in its `...ID`/`...IDs` fields (`ipPolicyID`,
+ * `backendID`, `ipPolicyIDs`): resources made outside the cluster, or so the user says.
+ */
+export function rawIds(value: unknown, path: string): { path: string; id: string }[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => rawIds(v, `${path}[${i}]`));
+  if (!value || typeof value !== 'object') return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => {
+    if (/IDs?$/.test(k)) {
+      const ids = typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
+      return ids.flatMap((x, i) =>
+        typeof x === 'string' && MANAGED_ID.test(x)
+          ? [{ path: `${path}.${k}${Array.isArray(v) ? `[${i}]` : ''}`, id: x }]
+          : [],
+      );
+    }
+    return rawIds(v, `${path}.${k}`);
+  });
+}
+
+/**
+ * Ids written into the spec (`ipPolicyID`, `backendID`: resources made elsewhere) must not be
+ * another namespace's resources: a namespace is a tenant.
+ */
+function checkRawIds(ctx: EngineContext, obj: KubeObject): void {
+  const elsewhere = ctx.opts.cache.managedElsewhere?.bind(ctx.opts.cache);
+  if (!elsewhere) return;
+  for (const { path, id } of rawIds(obj.spec ?? {}, 'spec')) {
+    if (elsewhere(id, obj.metadata.namespace!))
+      throw stall(
+        'ReferenceNotAllowed',
+        `${path}: ${id} is managed by an object in another namespace; a namespace may reference by id only resources made outside the cluster or shared with it (--shared-namespaces)`,
+      );
+  }
+}
+
+/**
+ * A path of references from the referenced object back to `obj`, or undefined. Only
+ * asked while waiting for a reference, so a cycle stalls with its members named instead
+ * of waiting forever.
+ */
+function cycleThrough(
+  ctx: EngineContext,
+  obj: KubeObject,
+  first: { kind: string; name: string },
+): string[] | undefined {
+  const ns = obj.metadata.namespace!;
+  const self = `${ctx.binding.kind}/${obj.metadata.name}`;
+  const visited = new Set<string>();
+  const walk = (node: { kind: string; name: string }, path: string[]): string[] | undefined => {
+    const id = `${node.kind}/${node.name}`;
+    if (id === self) return [...path, `${node.kind} ${node.name}`];
+    if (visited.has(id)) return undefined;
+    visited.add(id);
+    const target = ctx.opts.cache.lookup(node.kind, ns, node.name);
+    if (!target) return undefined;
+    for (const next of ctx.opts.cache.referencesOf?.(node.kind, target.spec ?? {}) ?? []) {
+      const found = walk(next, [...path, `${node.kind} ${node.name}`]);
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return walk(first, [`${ctx.binding.kind} ${obj.metadata.name}`]);
+}
+
+type Spec = Record<string, unknown> & { description?: string; metadata?: string };
+
+/** Each referenced object's id, by `Kind/name`; a duplicate or a cycle stalls, a missing id waits. */
+function resolveReferences(ctx: EngineContext, obj: KubeObject, spec: Spec): Map<string, string> {
+  const ids = new Map<string, string>();
+  const references = ctx.binding.references?.(spec) ?? [];
+  const seen = new Map<string, string>();
+  for (const r of references) {
+    const first = seen.get(`${r.kind}/${r.name}`);
+    if (first)
+      throw stall(
+        'DuplicateReference',
+        `${r.path} and ${first} both reference ${r.kind} ${r.name}: list each once`,
+      );
+    seen.set(`${r.kind}/${r.name}`, r.path);
+  }
+  for (const r of references) {
+    const target = ctx.opts.cache.lookup(r.kind, obj.metadata.namespace!, r.name);
+    const id = (target?.status as Status | undefined)?.id;
+    // a referenced object being deleted keeps its remote resource while this one uses it
+    // (it waits as InUse), so its id still serves
+    if (!id) {
+      const cycle = cycleThrough(ctx, obj, r);
+      if (cycle)
+        throw stall('ReferenceCycle', `references form a cycle: ${cycle.join(' -> ')}; break it to continue`);
+      const stalled = (target?.status as Status | undefined)?.conditions?.some(
+        (c) => c.type === 'Stalled' && c.status === 'True',
+      );
+      throw new ConditionError(
+        {
+          state: 'progressing',
+          reason: 'WaitingForReference',
+          message: `waiting for ${r.kind} ${r.name} (${r.path}) to have an id`,
+        },
+        {},
+        target && !stalled ? QUIET_WAIT_FOR_PROGRESS_MS : QUIET_WAIT_MS,
+      );
+    }
+    ids.set(`${r.kind}/${r.name}`, id);
+  }
+  return ids;
+}
+
+/** Each referenced Secret key's value, by `name/key`; a missing Secret or key waits. */
+async function readSecrets(ctx: EngineContext, obj: KubeObject, spec: Spec): Promise<Map<string, string>> {
+  const secrets = new Map<string, string>();
+  for (const s of ctx.binding.secrets?.(spec) ?? []) {
+    const secret = await ctx.opts.secrets.read(obj.metadata.namespace!, s.name);
+    const data = secret?.[s.key];
+    if (data === undefined) {
+      throw new ConditionError(
+        {
+          state: 'progressing',
+          reason: 'WaitingForSecret',
+          message: secret
+            ? `Secret ${s.name} has no key ${s.key} (${s.path})`
+            : `Secret ${s.name} not found (${s.path})`,
+        },
+        {},
+      );
+    }
+    secrets.set(`${s.name}/${s.key}`, Buffer.from(data, 'base64').toString('utf8'));
+  }
+  return secrets;
+}
+
+/** What the object asks the API for: references resolved, Secrets read, modules built. */
+export async function wanted(ctx: EngineContext, obj: KubeObject): Promise<Wanted> {
+  checkRawIds(ctx, obj);
+  const spec = (obj.spec ?? {}) as Spec;
+  const ids = resolveReferences(ctx, obj, spec);
+  const ref = (kind: string, name: string) => ids.get(`${kind}/${name}`)!;
+  const secrets = await readSecrets(ctx, obj, spec);
+  const secret = (name: string, key: string) => secrets.get(`${name}/${key}`)!;
+  const common: Common = {
+    description: spec.description ?? '',
+    metadata: encodeMetadata(ownerOf(ctx.binding.kind, obj, ctx.opts.clusterId), spec.metadata ?? ''),
+  };
+  if (Buffer.byteLength(common.metadata) > METADATA_MAX)
+    throw stall(
+      'MetadataTooLong',
+      `spec.metadata with the owner marker exceeds the API's ${METADATA_MAX} bytes`,
+    );
+  return {
+    desired: ctx.binding.desired(spec, ref),
+    modules: new Map((ctx.binding.modules ?? []).map((m) => [m.name, m.desired(spec, ref, secret)])),
+    common,
+  };
+}

@@ -1,0 +1,112 @@
+// What the engine's parts share: its options, the object's status as the engine reads it,
+// what an object wants and what the API holds.
+import type { Logger } from 'pino';
+import type { EdgeClient } from '../../../api/client.ts';
+import type { AnyBinding, Common } from '../binding.ts';
+import type { Condition } from '../conditions.ts';
+import type { EventRecorder } from '../events.ts';
+import type { Kube, KubeObject, ResourcePath } from '../kube.ts';
+import type { Observer } from '../observer.ts';
+import type { Memos } from './memo.ts';
+
+/** What the engine reads from the informer caches (and, for an owner, the API server). */
+export interface EngineCache {
+  /** Reads the own kind's object for a queue key. */
+  get(key: string): KubeObject | undefined;
+  /** Reads any managed object from the informer caches (a Secret: metadata only). */
+  lookup(kind: string, namespace: string, name: string): KubeObject | undefined;
+  /** Every object of the own kind in the cache (conflicts between objects). */
+  list?(): KubeObject[];
+  /** The references another kind's object makes (cycle detection); undefined for an unknown kind. */
+  referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
+  /** Objects in the cluster that reference this one ("Kind name"), for reference-aware deletion. */
+  referrersOf?(kind: string, namespace: string, name: string): string[];
+  /** Names the Kubernetes objects behind remote ids in a message. */
+  nameIds?(text: string): string;
+  /**
+   * Whether the object an owner marker names (`Kind/namespace/name`) still exists, in any
+   * namespace and installation: 'unknown' when that cannot be read.
+   */
+  ownerState?(object: string, uid: string): Promise<'live' | 'gone' | 'unknown'>;
+  /**
+   * The object in another namespace that manages the resource of this id, when this
+   * namespace may not reach it by id (namespaces are tenants, unless the platform shares one).
+   */
+  managedElsewhere?(
+    id: string,
+    namespace: string,
+  ): { kind: string; namespace: string; name: string } | undefined;
+}
+
+/** Referenced Secrets' data. */
+export interface EngineSecrets {
+  /** A referenced Secret's data, read by name; undefined when it does not exist. */
+  read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+}
+
+export interface EngineOptions {
+  binding: AnyBinding;
+  /** Only patches: the engine reads through the informers' caches (`cache`). */
+  kube: Pick<Kube, 'patch'>;
+  api: EdgeClient;
+  events: EventRecorder;
+  log: Logger;
+  clusterId: string;
+  /** HMAC key of the secret digests in status, known only to the operator. */
+  digestKey: string;
+  resyncMs: number;
+  /** The kind's bulk observation, when there is one. */
+  observer?: Observer;
+  cache: EngineCache;
+  secrets: EngineSecrets;
+}
+
+export interface Outcome {
+  /** Reconcile again after this long (the resync, or a slow retry). */
+  requeueAfterMs?: number;
+  /** Retry with the queue's backoff. */
+  retry?: boolean;
+}
+
+export type Status = Record<string, unknown> & {
+  id?: string;
+  conditions?: Condition[];
+  observedGeneration?: number;
+  lastHandledReconcileAt?: string;
+  secretDigests?: Record<string, string>;
+};
+
+export type Remote = Record<string, unknown> & {
+  id: string;
+  uri?: string;
+  created_at?: string;
+  metadata?: string;
+  description?: string;
+};
+
+/** What an object asks the API for. */
+export interface Wanted {
+  desired: Record<string, unknown>;
+  modules: Map<string, Record<string, unknown> | null>;
+  common: Common;
+}
+
+/** What the API holds for an object, or that it holds nothing under the id. */
+export type Observation = { found: true; remote: Remote } | { found: false };
+
+/** One way of observing remote resources: a single GET, or a bulk observation. */
+export interface RemoteObserver {
+  observe(id: string, desired: Record<string, unknown>): Promise<Observation>;
+}
+
+export const statusOf = (obj: KubeObject): Status => (obj.status ?? {}) as Status;
+
+/** What every part of the engine works with: its options, the kind's resource and the memos. */
+export interface EngineContext {
+  readonly opts: EngineOptions;
+  readonly binding: AnyBinding;
+  readonly resource: ResourcePath;
+  readonly memos: Memos;
+  /** The controller's name (the kind in lower case), for logs. */
+  readonly name: string;
+}

@@ -1,0 +1,86 @@
+// The reverse index of references: which objects (and of which kind) reference an object or
+// a Secret, so a change to it re-queues them and a delete waits while they use it.
+import type { AnyBinding } from './binding.ts';
+import type { KubeObject } from './kube.ts';
+
+/** An object by kind, namespace and name: `Kind/namespace/name`. */
+export const refOf = (kind: string, namespace: string | undefined, name: string) =>
+  `${kind}/${namespace ?? ''}/${name}`;
+
+/** What an object references (`Kind/ns/name`, Secrets as `Secret/ns/name`). */
+export function referencesOf(binding: AnyBinding, obj: KubeObject): string[] {
+  const ns = obj.metadata.namespace ?? '';
+  const spec = obj.spec ?? {};
+  return [
+    ...(binding.references?.(spec) ?? []).map((r) => refOf(r.kind, ns, r.name)),
+    ...(binding.secrets?.(spec) ?? []).map((s) => refOf('Secret', ns, s.name)),
+  ];
+}
+
+interface KindIndex {
+  /** A referenced object -> keys of this kind's objects that reference it. */
+  dependents: Map<string, Set<string>>;
+  /** An object's key -> what it references. */
+  refsOf: Map<string, string[]>;
+}
+
+export class References {
+  /** Per referring kind, in the order the kinds were added. */
+  private readonly kinds = new Map<string, KindIndex>();
+
+  private index(kind: string): KindIndex {
+    let i = this.kinds.get(kind);
+    if (!i) {
+      i = { dependents: new Map(), refsOf: new Map() };
+      this.kinds.set(kind, i);
+    }
+    return i;
+  }
+
+  /** Adds a referring kind (its place in the order of dependents). */
+  addKind(kind: string): void {
+    this.index(kind);
+  }
+
+  /** Replaces what an object of `kind` references; returns what it referenced before. */
+  set(kind: string, key: string, refs: string[]): string[] {
+    const i = this.index(kind);
+    const before = i.refsOf.get(key) ?? [];
+    for (const r of before) {
+      const deps = i.dependents.get(r);
+      deps?.delete(key);
+      if (deps?.size === 0) i.dependents.delete(r);
+    }
+    i.refsOf.set(key, refs);
+    for (const r of refs) {
+      const s = i.dependents.get(r) ?? new Set<string>();
+      i.dependents.set(r, s);
+      s.add(key);
+    }
+    return before;
+  }
+
+  /** Forgets an object that is gone (its references were set to none). */
+  remove(kind: string, key: string): void {
+    this.kinds.get(kind)?.refsOf.delete(key);
+  }
+
+  /** Whether any object references `ref`. */
+  referenced(ref: string): boolean {
+    return [...this.kinds.values()].some((i) => i.dependents.has(ref));
+  }
+
+  /** Every object that references `ref`: its kind and key. */
+  dependentsOf(ref: string): { kind: string; key: string }[] {
+    return [...this.kinds].flatMap(([kind, i]) =>
+      [...(i.dependents.get(ref) ?? [])].map((key) => ({ kind, key })),
+    );
+  }
+
+  /** "Kind name" of every object that references `ref`, sorted. */
+  referrersOf(ref: string): string[] {
+    return this.dependentsOf(ref)
+      .map((d) => `${d.kind} ${d.key.split('/')[1]}`)
+      .sort();
+  }
+}

@@ -1,0 +1,124 @@
+// What the manager runs per kind: its controller (informers, queue, observer, engine), the
+// workers that take keys from the queue, the scrape of gauges read from the caches, and
+// timers stop() cuts short.
+import type { Logger } from 'pino';
+import type { EdgeClient } from '../../api/client.ts';
+import { PRIORITIES } from '../../api/rate-limiter.ts';
+import type { AnyBinding } from './binding.ts';
+import type { Engine } from './engine.ts';
+import type { Informer } from './informer.ts';
+import type { Metrics } from './metrics.ts';
+import type { Observer } from './observer.ts';
+import type { SecretStore } from './secrets.ts';
+import type { WorkQueue } from './workqueue.ts';
+
+export interface Controller {
+  binding: AnyBinding;
+  engine: Engine;
+  queue: WorkQueue<string>;
+  informers: Informer[];
+  observer: Observer;
+}
+
+/** One worker: reconciles the kind's keys until the queue shuts down (`onlyUrgent`: edits and deletes). */
+export async function runWorker(
+  c: Controller,
+  o: { metrics: Metrics; log: Logger },
+  synced: Promise<unknown>,
+  onlyUrgent = false,
+): Promise<void> {
+  const name = c.binding.kind.toLowerCase();
+  await synced;
+  for (;;) {
+    const key = await c.queue.get(onlyUrgent);
+    if (key === undefined) return;
+    const end = o.metrics.reconcileTime.startTimer({ controller: name });
+    o.metrics.activeWorkers.inc({ controller: name });
+    try {
+      const out = await c.engine.reconcile(key);
+      if (out.retry) {
+        c.queue.addRateLimited(key);
+        o.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
+      } else {
+        c.queue.forget(key);
+        if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
+        o.metrics.reconcileTotal.inc({
+          controller: name,
+          result: out.requeueAfterMs ? 'requeue_after' : 'success',
+        });
+      }
+    } catch (err) {
+      o.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
+      o.metrics.reconcileErrors.inc({ controller: name });
+      o.log.warn(
+        { controller: name, object: key, err: (err as Error).message },
+        'reconcile failed; will retry',
+      );
+      c.queue.addRateLimited(key);
+    } finally {
+      end();
+      o.metrics.activeWorkers.dec({ controller: name });
+      c.queue.done(key);
+    }
+  }
+}
+
+/**
+ * Gauges read rather than pushed, before each scrape: the API budget's waits and queues,
+ * cached Secret data, objects by condition and the watches' progress (`informers`: those
+ * running).
+ */
+export function scrape(
+  metrics: Metrics,
+  api: EdgeClient,
+  secrets: SecretStore | undefined,
+  controllers: Controller[],
+  informers: Informer[],
+): void {
+  metrics.apiLimiterWait.set(api.transport.limiter.waitedMs / 1000);
+  metrics.secretDataCached.set(secrets?.cachedData ?? 0);
+  const limiter = api.transport.limiter;
+  for (const p of PRIORITIES) {
+    metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
+    metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
+  }
+  const { objectConditions, informerProgress } = metrics;
+  objectConditions.reset();
+  for (const c of controllers)
+    for (const inf of c.informers)
+      for (const o of inf.list())
+        for (const cond of (o.status?.conditions as { type: string; status: string }[] | undefined) ?? [])
+          objectConditions.inc({
+            kind: c.binding.kind,
+            namespace: o.metadata.namespace ?? '',
+            condition: cond.type,
+            status: cond.status,
+          });
+  informerProgress.reset();
+  for (const inf of informers) {
+    const w = inf.watching;
+    informerProgress.set({ resource: w.resource, watch_namespace: w.namespace }, inf.lastProgressAt / 1000);
+  }
+}
+
+/** Timers that stop() cuts short. */
+export class Timers {
+  private readonly waking = new Set<() => void>();
+
+  sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(t);
+        this.waking.delete(wake);
+        resolve();
+      };
+      const t = setTimeout(wake, ms);
+      t.unref();
+      this.waking.add(wake);
+    });
+  }
+
+  wakeAll(): void {
+    for (const wake of [...this.waking]) wake();
+  }
+}

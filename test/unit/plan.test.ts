@@ -1,0 +1,658 @@
+// The engine's decisions as a table, without an emulator or an API server: what the spec
+// wants, what status knows and what the API shows -> one decision (plan.ts).
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.ts';
+import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
+import {
+  CREATE_PENDING_ANNOTATION,
+  FINALIZER,
+  FORCE_DELETE_ANNOTATION,
+  ID_ANNOTATION,
+} from '../../src/operator/runtime/constants.ts';
+import {
+  deleteFailure,
+  digestsOf,
+  driftOf,
+  moduleChanges,
+  needsOwnerState,
+  observedId,
+  ownership,
+  planFinalize,
+  planModules,
+  planObserve,
+  planSync,
+  planUpdate,
+  updateEvent,
+} from '../../src/operator/runtime/engine/plan.ts';
+import type { Remote, Wanted } from '../../src/operator/runtime/engine/types.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { legacySecretDigest, secretDigest } from '../../src/operator/runtime/module-compare.ts';
+import { encodeMetadata, type Owner } from '../../src/operator/runtime/owner.ts';
+
+const KEY = 'plan-test-key';
+const CLUSTER = 'c1';
+const UID = 'uid-a';
+const SELF: Owner = { cluster: CLUSTER, uid: UID, object: 'Thing/team/a' };
+const noop = async () => undefined;
+
+/** A kind with one updatable field, one immutable one, a plain module and one with a secret. */
+const THING = {
+  kind: 'Thing',
+  plural: 'things',
+  desired: (s: Record<string, unknown>) => ({ name: s.name, region: s.region }),
+  observe: (r: Record<string, unknown>) => ({ name: r.name, region: r.region }),
+  updatable: ['name'],
+  modules: [
+    { name: 'tls', desired: () => null, put: noop, delete: noop },
+    { name: 'auth', secretPaths: ['secret'], desired: () => null, put: noop, delete: noop },
+  ],
+} as unknown as AnyBinding;
+
+type Ann = Record<string, string>;
+interface ObjOpts {
+  id?: string;
+  ann?: Ann;
+  gen?: number;
+  observedGen?: number;
+  finalizers?: string[];
+  spec?: Record<string, unknown>;
+  digests?: Record<string, string>;
+  uid?: string;
+}
+const obj = (o: ObjOpts = {}): KubeObject => ({
+  metadata: {
+    name: 'a',
+    namespace: 'team',
+    uid: o.uid ?? UID,
+    generation: o.gen ?? 1,
+    finalizers: o.finalizers ?? [FINALIZER],
+    ...(o.ann ? { annotations: o.ann } : {}),
+  },
+  spec: o.spec ?? {},
+  status: {
+    ...(o.id ? { id: o.id } : {}),
+    ...(o.observedGen !== undefined ? { observedGeneration: o.observedGen } : {}),
+    ...(o.digests ? { secretDigests: o.digests } : {}),
+  },
+});
+const marker = (o: Partial<Owner> = {}, user = '') => encodeMetadata({ ...SELF, ...o }, user);
+const remote = (o: Record<string, unknown> = {}): Remote => ({
+  id: 'thg_1',
+  name: 'n',
+  region: 'eu',
+  description: '',
+  metadata: marker(),
+  tls: null,
+  auth: null,
+  ...o,
+});
+const want = (
+  o: {
+    desired?: Record<string, unknown>;
+    tls?: unknown;
+    auth?: unknown;
+    description?: string;
+    user?: string;
+  } = {},
+): Wanted => ({
+  desired: { name: 'n', region: 'eu', ...o.desired },
+  modules: new Map([
+    ['tls', (o.tls as Record<string, unknown>) ?? null],
+    ['auth', (o.auth as Record<string, unknown>) ?? null],
+  ]),
+  common: { description: o.description ?? '', metadata: marker({}, o.user ?? '') },
+});
+const found = (r: Remote = remote()) => ({ found: true as const, remote: r });
+const sync = (o: {
+  obj?: KubeObject;
+  want?: Wanted;
+  id?: string;
+  seen?: ReturnType<typeof found> | { found: false };
+  ownerState?: 'live' | 'gone' | 'unknown';
+  applied?: Record<string, string>;
+}) =>
+  planSync({
+    binding: THING,
+    obj: o.obj ?? obj({ id: 'thg_1' }),
+    clusterId: CLUSTER,
+    digestKey: KEY,
+    want: o.want ?? want(),
+    id: 'id' in o ? o.id : 'thg_1',
+    seen: 'seen' in o ? o.seen : found(),
+    ownerState: o.ownerState,
+    applied: o.applied,
+  });
+const authDigest = (secret: string) => secretDigest({ secret }, ['secret'], KEY)!;
+
+describe('planSync: create, recreate, adopt, update, nothing or stall', () => {
+  const cases: [string, Parameters<typeof sync>[0], Record<string, unknown>][] = [
+    ['create when there is no id', { obj: obj(), id: undefined, seen: undefined }, { action: 'create' }],
+    [
+      'create when there is no id, whatever the annotations say otherwise',
+      { obj: obj({ ann: { other: 'x' } }), id: undefined, seen: undefined },
+      { action: 'create' },
+    ],
+    [
+      'recreate when the resource in status was deleted behind our back',
+      { seen: { found: false } },
+      { action: 'recreate', gone: 'thg_1' },
+    ],
+    [
+      'AdoptionFailed when the id annotation names nothing',
+      { obj: obj({ ann: { [ID_ANNOTATION]: 'thg_9' } }), id: 'thg_9', seen: { found: false } },
+      { action: 'stall', reason: 'AdoptionFailed', message: `${ID_ANNOTATION}: thg_9 does not exist` },
+    ],
+    [
+      'AdoptionFailed when the annotation differs from status and names nothing',
+      { obj: obj({ id: 'thg_1' }), id: 'thg_2', seen: { found: false } },
+      { action: 'stall', reason: 'AdoptionFailed' },
+    ],
+    [
+      'nothing when everything equals the spec',
+      {},
+      { action: 'nothing', id: 'thg_1', patch: {}, modules: [] },
+    ],
+    [
+      'adopt by annotation: the id annotation written, Adopted recorded',
+      { obj: obj({ ann: { [ID_ANNOTATION]: 'thg_1' } }) },
+      { action: 'adopt', adopt: { annotate: false, event: true } },
+    ],
+    [
+      'adopt without annotation (an id found otherwise): annotate and record',
+      { obj: obj() },
+      { action: 'adopt', adopt: { annotate: true, event: true } },
+    ],
+    [
+      'adopt after a crash mid-create: annotate, drop the mark, no Adopted event',
+      { obj: obj({ ann: { [CREATE_PENDING_ANNOTATION]: '2026-01-01T00:00:00Z' } }) },
+      { action: 'adopt', adopt: { annotate: true, event: false } },
+    ],
+    [
+      'adopting a resource without a marker that equals the spec costs no update',
+      { obj: obj({ ann: { [ID_ANNOTATION]: 'thg_1' } }), seen: found(remote({ metadata: '' })) },
+      { action: 'adopt', patch: {} },
+    ],
+    [
+      'OwnedElsewhere for another installation (cluster) on the resource',
+      { seen: found(remote({ metadata: marker({ cluster: 'c2' }) })) },
+      {
+        action: 'stall',
+        reason: 'OwnedElsewhere',
+        message: 'thg_1 belongs to another installation (cluster c2); not taking it over',
+      },
+    ],
+    [
+      'OwnedElsewhere for another live object in the namespace, named',
+      {
+        seen: found(remote({ metadata: marker({ uid: 'u2', object: 'Thing/team/b' }) })),
+        ownerState: 'live',
+      },
+      {
+        action: 'stall',
+        reason: 'OwnedElsewhere',
+        message: 'thg_1 is managed by Thing b; not taking it over',
+      },
+    ],
+    [
+      'OwnedElsewhere for a live object in another namespace, not named',
+      {
+        seen: found(remote({ metadata: marker({ uid: 'u2', object: 'Thing/other/b' }) })),
+        ownerState: 'live',
+      },
+      {
+        action: 'stall',
+        reason: 'OwnedElsewhere',
+        message: 'thg_1 is managed by an object in another namespace; not taking it over',
+      },
+    ],
+    [
+      'OwnedElsewhere when the owner cannot be read (unknown)',
+      {
+        seen: found(remote({ metadata: marker({ uid: 'u2', object: 'Thing/team/b' }) })),
+        ownerState: 'unknown',
+      },
+      { action: 'stall', reason: 'OwnedElsewhere' },
+    ],
+    [
+      'taken over when the marker names an object that is gone',
+      {
+        seen: found(remote({ metadata: marker({ uid: 'u2', object: 'Thing/team/b' }) })),
+        ownerState: 'gone',
+      },
+      { action: 'update', patch: { metadata: marker() } },
+    ],
+    [
+      'restore by name: same kind/namespace/name under a new uid is ours',
+      { seen: found(remote({ metadata: marker({ uid: 'old-uid' }) })) },
+      { action: 'update', patch: { metadata: marker() } },
+    ],
+    [
+      'immutable field differs: stall naming the fields',
+      { want: want({ desired: { region: 'us' } }) },
+      {
+        action: 'stall',
+        reason: 'ImmutableFieldDiffers',
+        message:
+          'region of thg_1 differ from the spec and cannot be changed in place: delete and recreate this object',
+      },
+    ],
+    [
+      'update patch only for the differing field',
+      { want: want({ desired: { name: 'm' } }) },
+      { action: 'update', patch: { name: 'm' } },
+    ],
+    [
+      'module put when it differs (after the update)',
+      { want: want({ tls: { cert: 'x' } }) },
+      { action: 'update', patch: {}, modules: [{ name: 'tls', put: { cert: 'x' } }] },
+    ],
+    [
+      'module delete when the spec drops it',
+      { seen: found(remote({ tls: { cert: 'x' } })) },
+      { action: 'update', modules: [{ name: 'tls', delete: true }] },
+    ],
+    [
+      'no module put when the secrets digest matches what was applied',
+      {
+        obj: obj({ id: 'thg_1', digests: { auth: authDigest('s3cret') } }),
+        want: want({ auth: { user: 'u', secret: 's3cret' } }),
+        seen: found(remote({ auth: { user: 'u' } })),
+      },
+      { action: 'nothing' },
+    ],
+    [
+      'the digest this process remembers wins over the one in status',
+      {
+        obj: obj({ id: 'thg_1', digests: { auth: 'k1:stale' } }),
+        want: want({ auth: { user: 'u', secret: 's3cret' } }),
+        seen: found(remote({ auth: { user: 'u' } })),
+        applied: { auth: authDigest('s3cret') },
+      },
+      { action: 'nothing' },
+    ],
+  ];
+  it.each(cases)('%s', (_what, input, expected) => {
+    expect(sync(input)).toMatchObject(expected);
+  });
+});
+
+describe('planUpdate: the exact patch', () => {
+  const cases: [string, Remote, Wanted, Record<string, unknown>][] = [
+    ['nothing differs: empty patch', remote(), want(), { action: 'update', patch: {} }],
+    ['an updatable field', remote(), want({ desired: { name: 'm' } }), { patch: { name: 'm' } }],
+    [
+      'an immutable field stalls even beside an updatable one',
+      remote(),
+      want({ desired: { name: 'm', region: 'us' } }),
+      { action: 'stall', reason: 'ImmutableFieldDiffers' },
+    ],
+    ['description differs', remote(), want({ description: 'd' }), { patch: { description: 'd' } }],
+    ['a missing description counts as empty', remote({ description: undefined }), want(), { patch: {} }],
+    [
+      'a field change carries the marker along when it differs',
+      remote({ metadata: marker({ uid: 'old' }) }),
+      want({ desired: { name: 'm' } }),
+      { patch: { name: 'm', metadata: marker() } },
+    ],
+    ['user metadata differs', remote(), want({ user: 'mine' }), { patch: { metadata: marker({}, 'mine') } }],
+    [
+      'no marker, same user metadata: no write for the marker alone',
+      remote({ metadata: 'mine' }),
+      want({ user: 'mine' }),
+      { patch: {} },
+    ],
+    [
+      'no marker, other user metadata: metadata written',
+      remote({ metadata: 'theirs' }),
+      want({ user: 'mine' }),
+      { patch: { metadata: marker({}, 'mine') } },
+    ],
+    [
+      'no marker and a field change: the marker comes with the write',
+      remote({ metadata: '' }),
+      want({ desired: { name: 'm' } }),
+      { patch: { name: 'm', metadata: marker() } },
+    ],
+  ];
+  it.each(cases)('%s', (_what, r, w, expected) => {
+    expect(planUpdate(THING, r, w.desired, w.common)).toMatchObject(expected);
+  });
+});
+
+describe('updateEvent: drift vs Updated', () => {
+  it('the spec did not change (observed generation current): DriftCorrected', () => {
+    expect(updateEvent(obj({ gen: 2, observedGen: 2 }), 'thg_1', { name: 'm', description: '' })).toEqual({
+      reason: 'DriftCorrected',
+      message: 'put back out-of-band change to name, description of thg_1',
+    });
+  });
+  it('a new generation: Updated', () => {
+    expect(updateEvent(obj({ gen: 3, observedGen: 2 }), 'thg_1', { name: 'm' })).toEqual({
+      reason: 'Updated',
+      message: 'updated name of thg_1',
+    });
+  });
+  it('a new object (no observed generation): Updated', () => {
+    expect(updateEvent(obj(), 'thg_1', { name: 'm' }).reason).toBe('Updated');
+  });
+});
+
+describe('planModules: put when differing, delete when dropped, secrets by digest', () => {
+  const w = (tls: unknown, auth: unknown) => want({ tls, auth }).modules;
+  const legacy = legacySecretDigest({ secret: 's3cret' }, ['secret'], UID)!;
+  const cases: [string, Remote, Wanted['modules'], Record<string, string> | undefined, unknown[]][] = [
+    ['nothing wanted, nothing held', remote(), w(null, null), undefined, []],
+    [
+      'wanted and not held: put',
+      remote(),
+      w({ cert: 'x' }, null),
+      undefined,
+      [{ name: 'tls', put: { cert: 'x' } }],
+    ],
+    [
+      'held and not wanted: delete',
+      remote({ tls: { cert: 'x' } }),
+      w(null, null),
+      undefined,
+      [{ name: 'tls', delete: true }],
+    ],
+    ['held as wanted: no put', remote({ tls: { cert: 'x' } }), w({ cert: 'x' }, null), undefined, []],
+    [
+      'fields the API adds are ignored',
+      remote({ tls: { cert: 'x', enabled: true } }),
+      w({ cert: 'x' }, null),
+      undefined,
+      [],
+    ],
+    [
+      'a differing field: put',
+      remote({ tls: { cert: 'y' } }),
+      w({ cert: 'x' }, null),
+      undefined,
+      [{ name: 'tls', put: { cert: 'x' } }],
+    ],
+    [
+      'secret digest matches the applied one: no put',
+      remote({ auth: { user: 'u' } }),
+      w(null, { user: 'u', secret: 's3cret' }),
+      { auth: authDigest('s3cret') },
+      [],
+    ],
+    [
+      'secret rotated (digest differs): put',
+      remote({ auth: { user: 'u' } }),
+      w(null, { user: 'u', secret: 'new' }),
+      { auth: authDigest('s3cret') },
+      [{ name: 'auth', put: { user: 'u', secret: 'new' } }],
+    ],
+    [
+      'legacy digest (keyed by uid) accepted: no put',
+      remote({ auth: { user: 'u' } }),
+      w(null, { user: 'u', secret: 's3cret' }),
+      { auth: legacy },
+      [],
+    ],
+    [
+      'legacy digest of another value: put',
+      remote({ auth: { user: 'u' } }),
+      w(null, { user: 'u', secret: 'new' }),
+      { auth: legacy },
+      [{ name: 'auth', put: { user: 'u', secret: 'new' } }],
+    ],
+    [
+      'no digest yet (adoption): the API’s copy of the secret decides, equal: no put',
+      remote({ auth: { user: 'u', secret: 's3cret' } }),
+      w(null, { user: 'u', secret: 's3cret' }),
+      undefined,
+      [],
+    ],
+    [
+      'no digest yet and the API’s copy differs: put',
+      remote({ auth: { user: 'u', secret: 'old' } }),
+      w(null, { user: 'u', secret: 's3cret' }),
+      undefined,
+      [{ name: 'auth', put: { user: 'u', secret: 's3cret' } }],
+    ],
+    [
+      'steps in the binding’s order: delete tls, put auth',
+      remote({ tls: { cert: 'x' } }),
+      w(null, { user: 'u', secret: 's' }),
+      undefined,
+      [
+        { name: 'tls', delete: true },
+        { name: 'auth', put: { user: 'u', secret: 's' } },
+      ],
+    ],
+  ];
+  it.each(cases)('%s', (_what, r, modules, applied, expected) => {
+    expect(planModules(THING, r, modules, applied, KEY, UID)).toEqual(expected);
+  });
+  it('the Event lists a put by name and a delete as -name', () => {
+    expect(
+      moduleChanges([
+        { name: 'tls', delete: true },
+        { name: 'auth', put: {} },
+      ]),
+    ).toEqual(['-tls', 'auth']);
+  });
+  it('digests only for modules with secrets that are wanted', () => {
+    expect(digestsOf(THING, w({ cert: 'x' }, { secret: 's3cret' }), KEY)).toEqual({
+      auth: authDigest('s3cret'),
+    });
+  });
+});
+
+describe('observe only: the id, ownership and drift', () => {
+  const observe = (o: {
+    seen?: ReturnType<typeof found> | { found: false };
+    want?: Wanted;
+    ownerState?: 'live' | 'gone';
+  }) =>
+    planObserve({
+      binding: THING,
+      obj: obj({ ann: { [ID_ANNOTATION]: 'thg_1' } }),
+      clusterId: CLUSTER,
+      id: 'thg_1',
+      seen: o.seen ?? found(),
+      want: o.want ?? want(),
+      ownerState: o.ownerState,
+    });
+  const cases: [string, Parameters<typeof observe>[0], Record<string, unknown>][] = [
+    [
+      'equal to the spec: Observed',
+      {},
+      {
+        action: 'report',
+        drift: [],
+        phase: { reason: 'Observed', message: 'thg_1 equals the spec (managementPolicy Observe)' },
+      },
+    ],
+    [
+      'a field differs: ObservedWithDrift naming it',
+      { want: want({ desired: { region: 'us' } }) },
+      {
+        drift: ['region'],
+        phase: {
+          state: 'ready',
+          reason: 'ObservedWithDrift',
+          message: 'thg_1 differs from the spec in region (managementPolicy Observe: left as it is)',
+        },
+      },
+    ],
+    ['description drift', { want: want({ description: 'd' }) }, { drift: ['description'] }],
+    ['user metadata drift (the marker is not drift)', { want: want({ user: 'u' }) }, { drift: ['metadata'] }],
+    [
+      'a module held but not wanted is drift',
+      { seen: found(remote({ tls: { cert: 'x' } })) },
+      { drift: ['tls'] },
+    ],
+    ['a module wanted but not held is drift', { want: want({ tls: { cert: 'x' } }) }, { drift: ['tls'] }],
+    [
+      'a secret value is never drift',
+      { want: want({ auth: { user: 'u', secret: 's' } }), seen: found(remote({ auth: { user: 'u' } })) },
+      { drift: [] },
+    ],
+    [
+      'not found: stall, nothing is created',
+      { seen: { found: false } },
+      {
+        action: 'stall',
+        reason: 'NotFound',
+        message: 'thg_1 does not exist (managementPolicy Observe creates nothing)',
+      },
+    ],
+    [
+      'another installation’s: not read',
+      { seen: found(remote({ metadata: marker({ cluster: 'c2' }) })) },
+      {
+        action: 'stall',
+        reason: 'OwnedElsewhere',
+        message: 'thg_1 belongs to another installation (cluster c2); not reading it',
+      },
+    ],
+    [
+      'another live object’s: stall',
+      {
+        seen: found(remote({ metadata: marker({ uid: 'u2', object: 'Thing/team/b' }) })),
+        ownerState: 'live',
+      },
+      { action: 'stall', reason: 'OwnedElsewhere' },
+    ],
+  ];
+  it.each(cases)('%s', (_what, input, expected) => {
+    expect(observe(input)).toMatchObject(expected);
+  });
+  it('no id annotation and no status id: ObserveWithoutID', () => {
+    expect(observedId(obj())).toMatchObject({ action: 'stall', reason: 'ObserveWithoutID' });
+  });
+  it('the id annotation names the resource', () => {
+    expect(observedId(obj({ ann: { [ID_ANNOTATION]: 'thg_2' }, id: 'thg_1' }))).toEqual({ id: 'thg_2' });
+  });
+  it('status.id serves without the annotation', () => {
+    expect(observedId(obj({ id: 'thg_1' }))).toEqual({ id: 'thg_1' });
+  });
+  it('driftOf lists fields, description, metadata and modules in that order', () => {
+    expect(
+      driftOf(
+        THING,
+        remote({ tls: { cert: 'x' } }),
+        want({ desired: { name: 'm' }, description: 'd', user: 'u' }),
+      ),
+    ).toEqual(['name', 'description', 'metadata', 'tls']);
+  });
+});
+
+describe('ownership', () => {
+  it('no marker: ours to take', () => {
+    expect(ownership('thg_1', undefined, SELF, 'team', undefined, 'taking it over')).toBeUndefined();
+  });
+  it('our own uid: no owner to ask about', () => {
+    expect(needsOwnerState({ ...SELF }, SELF)).toBe(false);
+  });
+  it('another cluster: no owner to ask about (stalls anyway)', () => {
+    expect(needsOwnerState({ ...SELF, cluster: 'c2', uid: 'u2', object: 'Thing/team/b' }, SELF)).toBe(false);
+  });
+  it('another object of this installation: its state is asked', () => {
+    expect(needsOwnerState({ ...SELF, uid: 'u2', object: 'Thing/team/b' }, SELF)).toBe(true);
+  });
+});
+
+describe('planFinalize: deletion', () => {
+  const del = (o: ObjOpts, extra: { id?: string; referrers?: string[]; deletedRemote?: string } = {}) =>
+    planFinalize({
+      obj: obj(o),
+      id: 'id' in extra ? extra.id : 'thg_1',
+      referrers: extra.referrers ?? [],
+      deletedRemote: extra.deletedRemote,
+    });
+  const many = Array.from({ length: 12 }, (_, i) => `Thing r${String(i).padStart(2, '0')}`);
+  const cases: [string, ReturnType<typeof del>, Record<string, unknown>][] = [
+    ['no finalizer of ours: done, nothing to do', del({ finalizers: ['other'] }), { action: 'done' }],
+    ['no id: the finalizer goes', del({}, { id: undefined }), { action: 'release' }],
+    ['delete the remote resource', del({}), { action: 'delete', id: 'thg_1' }],
+    [
+      'deletionPolicy Retain: left in place',
+      del({ spec: { deletionPolicy: 'Retain' } }),
+      { action: 'retain', message: 'left thg_1 in place (deletionPolicy: Retain)' },
+    ],
+    [
+      'managementPolicy Observe: left in place',
+      del({ spec: { managementPolicy: 'Observe', deletionPolicy: 'Retain' } }),
+      { action: 'retain', message: 'left thg_1 in place (managementPolicy: Observe)' },
+    ],
+    [
+      'still referenced: InUse naming the referrers',
+      del({}, { referrers: ['Thing b', 'Thing c'] }),
+      {
+        action: 'wait',
+        reason: 'InUse',
+        message: `thg_1 is still referenced by Thing b, Thing c: delete them or remove their references first (or annotate ${FORCE_DELETE_ANNOTATION}=true)`,
+      },
+    ],
+    [
+      'InUse lists at most 10 referrers and counts the rest',
+      del({}, { referrers: many }),
+      { message: expect.stringContaining('Thing r09, and 2 more: delete them') },
+    ],
+    [
+      'the force-delete annotation deletes despite referrers',
+      del({ ann: { [FORCE_DELETE_ANNOTATION]: 'true' } }, { referrers: ['Thing b'] }),
+      { action: 'delete' },
+    ],
+    [
+      'force-delete other than "true" waits',
+      del({ ann: { [FORCE_DELETE_ANNOTATION]: 'yes' } }, { referrers: ['Thing b'] }),
+      { action: 'wait' },
+    ],
+    [
+      'Retain wins over referrers',
+      del({ spec: { deletionPolicy: 'Retain' } }, { referrers: ['Thing b'] }),
+      { action: 'retain' },
+    ],
+    [
+      'already deleted by this process: no second DELETE',
+      del({}, { deletedRemote: 'thg_1' }),
+      { action: 'already-deleted', id: 'thg_1' },
+    ],
+    [
+      'a different resource deleted earlier: this one is deleted',
+      del({}, { deletedRemote: 'thg_0' }),
+      { action: 'delete', id: 'thg_1' },
+    ],
+  ];
+  it.each(cases)('%s', (_what, decision, expected) => {
+    expect(decision).toMatchObject(expected);
+  });
+  it('InUse with exactly 10 referrers lists them all', () => {
+    const d = del({}, { referrers: many.slice(0, 10) });
+    expect(d).toMatchObject({ message: expect.not.stringContaining('more') });
+  });
+});
+
+describe('deleteFailure', () => {
+  const api = (status: number, msg: string, code?: string) =>
+    new ApiError({ status, operation: 'delete', body: { msg, error_code: code } });
+  it('not found counts as deleted', () => {
+    expect(deleteFailure('thg_1', api(404, 'gone'))).toEqual({ deleted: true });
+  });
+  it('an unknown path is not "deleted"', () => {
+    expect(deleteFailure('thg_1', api(404, 'no such path', 'ERR_NO_SUCH_PATH'))).toMatchObject({
+      deleted: false,
+    });
+  });
+  it('any other error waits as DeleteFailed with the API’s message', () => {
+    expect(deleteFailure('thg_1', api(400, 'in use by edge'))).toEqual({
+      deleted: false,
+      phase: { state: 'progressing', reason: 'DeleteFailed', message: 'delete thg_1: in use by edge' },
+    });
+  });
+  it('ids in the message are named', () => {
+    const d = deleteFailure('thg_1', api(400, 'used by x'), (t) => `${t} (named)`);
+    expect(d).toMatchObject({ phase: { message: 'delete thg_1: used by x (named)' } });
+  });
+  it('a failure that is not the API’s keeps its message', () => {
+    expect(deleteFailure('thg_1', new Error('socket hang up'))).toMatchObject({
+      phase: { message: 'delete thg_1: socket hang up' },
+    });
+  });
+});
