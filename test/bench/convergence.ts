@@ -45,7 +45,9 @@ const WARMUP = Number(values.warmup);
 const w = await benchWorld('conv');
 const api = clientFor(w.emu);
 try {
-  const objectsFor = values.objects === 'policy-rule' ? policiesWithRules : mixedObjects;
+  // the plain loops leave the account's four IP restrictions (one per type) to the operator
+  const objectsFor = (n: number, ns: string, operator = false) =>
+    values.objects === 'policy-rule' ? policiesWithRules(n, ns) : mixedObjects(n, ns, { restrictions: operator });
   // --- plain loops, same concurrency, same objects in namespaces nobody watches: the minimal
   // work (API create, finalizer patch, status patch), and the same Kubernetes writes as the
   // operator makes before an object is Ready (the create-pending mark with the finalizer,
@@ -161,7 +163,7 @@ try {
   const m0 = await metrics(op.metricsUrl);
   const rssAtStart = m0.get('process_resident_memory_bytes') ?? 0;
   const cpuAtStart = m0.get('process_cpu_seconds_total') ?? 0;
-  const objs = objectsFor(N, w.ns);
+  const objs = objectsFor(N, w.ns, true);
   const tracker = readyTracker(w.kube, w.ns);
   await tracker.synced;
   const t0 = performance.now();

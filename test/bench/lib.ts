@@ -29,9 +29,15 @@ export { res };
 
 const RESTRICTION_TYPES = ['dashboard', 'api', 'agent', 'endpoints'];
 
-/** n objects, ten kinds per group of ten, with references inside each group. */
-export function mixedObjects(n: number, ns: string): KubeObject[] {
+/**
+ * n objects, ten kinds per group of ten, with references inside each group. What the API keeps
+ * unique across the account (hostports, one IP restriction per type) differs by namespace, so
+ * the phases of a benchmark (warm-up, operator, plain loops) share one emulator without
+ * colliding; `restrictions: false` leaves the four restrictions to another phase.
+ */
+export function mixedObjects(n: number, ns: string, o: { restrictions?: boolean } = {}): KubeObject[] {
   const out: KubeObject[] = [];
+  const withRestrictions = o.restrictions ?? true;
   for (let g = 0; out.length < n; g++) {
     const o = (i: number) => `${g}.${i}`;
     const group = [
@@ -42,7 +48,7 @@ export function mixedObjects(n: number, ns: string): KubeObject[] {
         action: 'allow',
       }),
       // the API keeps one IP restriction per type (four types): later groups get a second rule
-      g < RESTRICTION_TYPES.length
+      withRestrictions && g < RESTRICTION_TYPES.length
         ? obj('IPRestriction', ns, `x${g}`, { type: RESTRICTION_TYPES[g], ipPolicyRefs: [{ name: `p${g}` }] })
         : obj('IPPolicyRule', ns, `x${g}`, {
             ipPolicyRef: { name: `p${g}` },
@@ -53,7 +59,7 @@ export function mixedObjects(n: number, ns: string): KubeObject[] {
       obj('WeightedBackend', ns, `w${g}`, {
         backends: [{ backendRef: { kind: 'TunnelGroupBackend', name: `t${g}` }, weight: 100 }],
       }),
-      obj('HTTPSEdge', ns, `e${g}`, { hostports: [`g${g}.example.com:443`] }),
+      obj('HTTPSEdge', ns, `e${g}`, { hostports: [`g${g}.${ns}.example.com:443`] }),
       obj('HTTPSEdgeRoute', ns, `ro${g}`, {
         edgeRef: { name: `e${g}` },
         matchType: 'path_prefix',
@@ -62,10 +68,10 @@ export function mixedObjects(n: number, ns: string): KubeObject[] {
         compression: {},
       }),
       obj('TCPEdge', ns, `tcp${g}`, {
-        hostports: [`${g}.tcp.example.com:${10000 + (g % 50000)}`],
+        hostports: [`${g}.${ns}.tcp.example.com:${10000 + (g % 50000)}`],
         backend: { backendRef: { kind: 'TunnelGroupBackend', name: `t${g}` } },
       }),
-      obj('TLSEdge', ns, `tls${g}`, { hostports: [`tls${g}.example.com:443`] }),
+      obj('TLSEdge', ns, `tls${g}`, { hostports: [`tls${g}.${ns}.example.com:443`] }),
       obj('IPPolicy', ns, `q${g}`, { description: o(9) }),
     ];
     out.push(...group.slice(0, n - out.length));
