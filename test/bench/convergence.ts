@@ -47,7 +47,9 @@ const api = clientFor(w.emu);
 try {
   // the plain loops leave the account's four IP restrictions (one per type) to the operator
   const objectsFor = (n: number, ns: string, operator = false) =>
-    values.objects === 'policy-rule' ? policiesWithRules(n, ns) : mixedObjects(n, ns, { restrictions: operator });
+    values.objects === 'policy-rule'
+      ? policiesWithRules(n, ns)
+      : mixedObjects(n, ns, { restrictions: operator });
   // --- plain loops, same concurrency, same objects in namespaces nobody watches: the minimal
   // work (API create, finalizer patch, status patch), and the same Kubernetes writes as the
   // operator makes before an object is Ready (the create-pending mark with the finalizer,
