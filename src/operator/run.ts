@@ -227,9 +227,10 @@ async function startOperator(
     if (!manager.isLeader) return;
     try {
       let sessions = 0;
-      for await (const _ of api.tunnelSessions.list()) sessions++;
+      // background observation: behind every change a user asked for
+      for await (const _ of api.tunnelSessions.list({ priority: 'low' })) sessions++;
       const tunnels = [];
-      for await (const t of api.tunnels.list()) tunnels.push(t);
+      for await (const t of api.tunnels.list({ priority: 'low' })) tunnels.push(t);
       metrics.sessionsOnline.set(sessions);
       metrics.tunnelsOnline.set(tunnels.length);
       // the same list says, for every backend, route and edge, whether a tunnel serves it
