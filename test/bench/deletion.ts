@@ -5,6 +5,7 @@
 // Usage: npm run bench:deletion -- --n 1000   (n pairs: 2n objects)
 import { parseArgs } from 'node:util';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { apiRequests, requestsSince } from '../support/operator.ts';
 import {
   clientFor,
   createAll,
@@ -34,21 +35,6 @@ const api = clientFor(w.emu);
 const P = res('ippolicies');
 const R = res('ippolicyrules');
 
-/** The operator's API requests so far, by `operation status`. */
-const apiByOperation = (m: Map<string, number>) => {
-  const out: Record<string, number> = {};
-  for (const [k, v] of m) {
-    const x = /^edge_api_requests_total\{operation="([^"]+)",status="(\d+)"\}$/.exec(k);
-    if (x && v) out[`${x[1]} ${x[2]}`] = v;
-  }
-  return out;
-};
-const minus = (a: Record<string, number>, b: Record<string, number>) =>
-  Object.fromEntries(
-    Object.entries(a)
-      .map(([k, v]) => [k, v - (b[k] ?? 0)] as const)
-      .filter(([, v]) => v > 0),
-  );
 const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
 const count = async (ns: string) =>
   (await w.kube.list(P, ns)).items.length + (await w.kube.list(R, ns)).items.length;
@@ -75,7 +61,7 @@ try {
     const objs = policiesWithRules(2 * PAIRS, ns);
     const tracker = readyTracker(w.kube, ns);
     await tracker.synced;
-    const before = apiByOperation(await metrics(op.metricsUrl));
+    const before = await apiRequests(op.metricsUrl);
     const t0 = performance.now();
     await createAll(w.kube, objs, 16);
     await tracker.all(objs.length, 30 * 60_000);
@@ -84,7 +70,8 @@ try {
     await tracker.allRecorded(objs.length, 10 * 60_000);
     tracker.stop();
     const m1 = await metrics(op.metricsUrl);
-    const created = minus(apiByOperation(m1), before);
+    const afterCreate = await apiRequests(op.metricsUrl);
+    const created = requestsSince(afterCreate, before);
     const writes1 = kubeWrites(m1);
 
     // every object at once, one kind after the other, as `kubectl delete ippolicies,ippolicyrules --all`
@@ -105,7 +92,7 @@ try {
     // late requests (a retry after the last object went) count too
     await new Promise((r) => setTimeout(r, 2000));
     const m2 = await metrics(op.metricsUrl);
-    const deleted = minus(apiByOperation(m2), apiByOperation(m1));
+    const deleted = requestsSince(await apiRequests(op.metricsUrl), afterCreate);
     const writes2 = kubeWrites(m2);
     const left = await invariants(w.kube, api, ns, 'bench-del');
     rounds.push({

@@ -4,7 +4,7 @@
 // other is gone. A resource made outside the cluster is found in the kind's bulk list.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshPublicKey } from '../integration/harness.ts';
-import { metrics } from '../support/operator.ts';
+import { apiRequests, apiWrites } from '../support/operator.ts';
 import {
   condition,
   type OperatorProcess,
@@ -18,12 +18,7 @@ import {
   world,
 } from './harness.ts';
 
-async function apiCalls(url: string): Promise<number> {
-  let n = 0;
-  for (const [k, v] of await metrics(url))
-    if (/^edge_api_requests_total\{operation="[^"]+\.(create|update|delete)"/.test(k)) n += v;
-  return n;
-}
+const apiCalls = async (url: string) => apiWrites(await apiRequests(url));
 
 describe.skipIf(!!skipReason)('conflicts between objects', () => {
   let w: World;

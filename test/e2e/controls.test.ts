@@ -2,7 +2,7 @@
 // API call, no Kubernetes write, deletes wait), and ask for a reconcile now (one GET, urgent,
 // the value recorded in status).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metrics } from '../support/operator.ts';
+import { apiRequests, metrics, requestsSince as since } from '../support/operator.ts';
 import {
   condition,
   type OperatorProcess,
@@ -21,21 +21,11 @@ const EVENTS = { group: '', version: 'v1', plural: 'events' };
 
 /** The operator's API requests by `operation status`, and its Kubernetes writes. */
 async function counts(url: string) {
-  const api: Record<string, number> = {};
   let writes = 0;
-  for (const [k, v] of await metrics(url)) {
-    const m = /^edge_api_requests_total\{operation="([^"]+)",status="(\d+)"\}$/.exec(k);
-    if (m && v) api[`${m[1]} ${m[2]}`] = v;
+  for (const [k, v] of await metrics(url))
     if (/^rest_client_requests_total\{.*method="(PATCH|DELETE)"/.test(k)) writes += v;
-  }
-  return { api, writes };
+  return { api: await apiRequests(url), writes };
 }
-const since = (now: Record<string, number>, before: Record<string, number>) =>
-  Object.fromEntries(
-    Object.entries(now)
-      .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
-      .filter(([, v]) => v > 0),
-  );
 
 describe.skipIf(!!skipReason)('pause and reconcile now', () => {
   let w: World;

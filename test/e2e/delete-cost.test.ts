@@ -2,7 +2,7 @@
 // at once, in both orders, as `kubectl delete` of both kinds does. (At N = 1,000:
 // `npm run bench:deletion`.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metrics } from '../support/operator.ts';
+import { apiRequests, requestsSince } from '../support/operator.ts';
 import {
   NAMESPACES,
   type OperatorProcess,
@@ -19,22 +19,6 @@ import {
 const P = res('ippolicies');
 const R = res('ippolicyrules');
 const PAIRS = 20;
-
-/** The operator's API requests by `operation status`. */
-async function apiCalls(url: string): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const [k, v] of await metrics(url)) {
-    const m = /^edge_api_requests_total\{operation="([^"]+)",status="(\d+)"\}$/.exec(k);
-    if (m && v) out[`${m[1]} ${m[2]}`] = v;
-  }
-  return out;
-}
-const since = (now: Record<string, number>, before: Record<string, number>) =>
-  Object.fromEntries(
-    Object.entries(now)
-      .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
-      .filter(([, v]) => v > 0),
-  );
 
 describe.skipIf(!!skipReason)('deleting costs one API request per remote resource', () => {
   let w: World;
@@ -80,7 +64,7 @@ describe.skipIf(!!skipReason)('deleting costs one API request per remote resourc
         },
         60_000,
       );
-      const before = await apiCalls(op.metricsUrl);
+      const before = await apiRequests(op.metricsUrl);
       const kinds = order === 'policies first' ? [P, R] : [R, P];
       for (const r of kinds)
         await Promise.all(
@@ -94,7 +78,7 @@ describe.skipIf(!!skipReason)('deleting costs one API request per remote resourc
         60_000,
       );
       await new Promise((r) => setTimeout(r, 1000));
-      expect(since(await apiCalls(op.metricsUrl), before)).toEqual({
+      expect(requestsSince(await apiRequests(op.metricsUrl), before)).toEqual({
         'ipPolicies.delete 204': PAIRS,
         'ipPolicyRules.delete 204': PAIRS,
       });

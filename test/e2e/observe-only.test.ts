@@ -2,7 +2,7 @@
 // Crossplane's Observe policy): status reports it, drift from the spec is a condition naming
 // the fields, deleting the object leaves it in place; switching to Full takes it over.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { metrics } from '../support/operator.ts';
+import { apiRequests, apiWrites } from '../support/operator.ts';
 import {
   condition,
   type OperatorProcess,
@@ -19,13 +19,7 @@ import {
 const P = res('ippolicies');
 const TGB = res('tunnelgroupbackends');
 
-/** The operator's API writes so far (anything but reads). */
-async function apiWrites(url: string): Promise<number> {
-  let n = 0;
-  for (const [k, v] of await metrics(url))
-    if (/^edge_api_requests_total\{operation="[^"]+\.(create|update|delete|put)/.test(k)) n += v;
-  return n;
-}
+const accountWrites = async (url: string) => apiWrites(await apiRequests(url));
 
 describe.skipIf(!!skipReason)('managementPolicy: Observe', () => {
   let w: World;
@@ -46,7 +40,7 @@ describe.skipIf(!!skipReason)('managementPolicy: Observe', () => {
       description: 'made by hand',
       labels: { app: 'web' },
     });
-    const before = await apiWrites(op.metricsUrl);
+    const before = await accountWrites(op.metricsUrl);
     await w.kube.create(
       TGB,
       w.ns,
@@ -81,7 +75,7 @@ describe.skipIf(!!skipReason)('managementPolicy: Observe', () => {
     await w.kube.delete(TGB, w.ns, 'watched');
     await waitFor('gone', async () => !(await get(TGB, 'watched')));
     expect((await w.api.tunnelGroupBackends.get(made.id)).id).toBe(made.id);
-    expect(await apiWrites(op.metricsUrl)).toBe(before);
+    expect(await accountWrites(op.metricsUrl)).toBe(before);
   });
 
   it('without an id it stalls, naming the annotation; a missing resource stalls, nothing is created', async () => {

@@ -208,3 +208,27 @@ export const sumMetric = (
   name: string,
   filter: (labels: string) => boolean = () => true,
 ) => [...m].filter(([k]) => k.startsWith(`${name}{`) && filter(k)).reduce((n, [, v]) => n + v, 0);
+
+/** The operator's Edge API requests so far, by `operation status` (from its own counters). */
+export async function apiRequests(url: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [k, v] of await metrics(url)) {
+    const m = /^edge_api_requests_total\{operation="([^"]+)",status="(\d+)"\}$/.exec(k);
+    if (m && v) out[`${m[1]} ${m[2]}`] = v;
+  }
+  return out;
+}
+
+/** What grew between two readings of apiRequests. */
+export const requestsSince = (now: Record<string, number>, before: Record<string, number>) =>
+  Object.fromEntries(
+    Object.entries(now)
+      .map(([k, v]) => [k, v - (before[k] ?? 0)] as const)
+      .filter(([, v]) => v > 0),
+  );
+
+/** API writes (creates, updates, deletes, module PUTs) among apiRequests. */
+export const apiWrites = (r: Record<string, number>) =>
+  Object.entries(r)
+    .filter(([k]) => /\.(create|update|delete|put)\w* /.test(k))
+    .reduce((n, [, v]) => n + v, 0);

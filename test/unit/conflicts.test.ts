@@ -103,6 +103,16 @@ describe('findConflict', () => {
       'ipr_x, made outside the cluster, has the same CIDR in the same IP policy: delete one of them, or change this one',
     ],
     [
+      'a remote of another namespace’s object: neither its name nor its id',
+      () =>
+        check(
+          rule('a', '10.0.0.0/8'),
+          [rule('z', '10.9.0.0/16', { ns: 'other', id: 'ipr_z' })],
+          [remote('ipr_x', '10.0.0.0/8', { uid: 'uid-z-other', object: 'IPPolicyRule/other/z' })],
+        ),
+      'a resource of an object in another namespace has the same CIDR in the same IP policy: delete one of them, or change this one',
+    ],
+    [
       'a remote of another installation',
       () =>
         check(

@@ -111,7 +111,8 @@ export function findConflict(input: {
         ? `${r.id}, another installation's,`
         : owner.object.split('/')[1] === ns
           ? `${r.id} (${owner.object.split('/')[0]} ${owner.object.split('/')[2]})`
-          : `${r.id}, of an object in another namespace,`;
+          : // another tenant's resource: not even its id
+            'a resource of an object in another namespace';
     return { with: r.id, message: `${who} has ${what}: delete one of them, or change this one` };
   }
   return undefined;

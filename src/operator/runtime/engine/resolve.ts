@@ -1,6 +1,5 @@
 // What an object wants: references resolved to ids (duplicates and cycles stall), Secrets
 // read, raw ids checked against other namespaces, the modules built.
-import { ID_PREFIX, type IdKind } from '../../../api/limits.ts';
 import type { Common } from '../binding.ts';
 import type { KubeObject } from '../kube.ts';
 import { encodeMetadata } from '../owner.ts';
@@ -10,14 +9,11 @@ import type { EngineContext, Status, Wanted } from './types.ts';
 
 const METADATA_MAX = 4096;
 
-/** An id of a resource kind this operator manages, by its prefix (`ipp_...`). */
-const MANAGED_ID = new RegExp(
-  `^(${['ipPolicy', 'ipPolicyRule', 'ipRestriction', 'tunnelGroupBackend', 'weightedBackend', 'sshCredential', 'httpsEdge', 'httpsEdgeRoute', 'tcpEdge', 'tlsEdge'].map((k) => ID_PREFIX[k as IdKind]).join('|')})_[A-Za-z0-9]+$`,
-);
-
 /**
- * The ids of managed kinds a spec names in its `...ID`/`...IDs` fields (`ipPolicyID`,
- * `backendID`, `ipPolicyIDs`): resources made outside the cluster, or so the user says.
+ * The values of a spec's `...ID`/`...IDs` fields (`ipPolicyID`, `backendID`, `ipPolicyIDs`):
+ * resources made outside the cluster, or so the user says. Whether one is another namespace's
+ * is the cache's to say (its id index); the runtime knows no kind's id prefix, and a value that
+ * is no managed resource's id (an OAuth `clientID`) is simply not found there.
  */
 export function rawIds(value: unknown, path: string): { path: string; id: string }[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => rawIds(v, `${path}[${i}]`));
@@ -26,7 +22,7 @@ export function rawIds(value: unknown, path: string): { path: string; id: string
     if (/IDs?$/.test(k)) {
       const ids = typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
       return ids.flatMap((x, i) =>
-        typeof x === 'string' && MANAGED_ID.test(x)
+        typeof x === 'string' && x
           ? [{ path: `${path}.${k}${Array.isArray(v) ? `[${i}]` : ''}`, id: x }]
           : [],
       );
