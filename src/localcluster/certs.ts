@@ -70,6 +70,8 @@ export async function createPki(): Promise<ClusterPki> {
     new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
     new x509.SubjectAlternativeNameExtension([
       { type: 'ip', value: '127.0.0.1' },
+      // the `kubernetes` Service address: how pods on a node (node.ts) reach the API server
+      { type: 'ip', value: '10.0.0.1' },
       { type: 'dns', value: 'localhost' },
       { type: 'dns', value: 'kubernetes.default.svc' },
     ]),

@@ -22,10 +22,13 @@ import {
   removeContainers,
   startContainer,
 } from './containers.ts';
+import { loadImages, NODE_NAME, type NodeState, nodeDown, nodeUnsupported, nodeUp } from './node.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const DEFAULT_CLUSTER_DIR = join(REPO_ROOT, '.cache', 'cluster');
 const BUILD_SCRIPT = join(REPO_ROOT, 'test', 'controlplane', 'build.sh');
+const RUNTIME_SCRIPT = join(REPO_ROOT, 'test', 'node', 'runtime.sh');
+const NODE_BINARIES = ['kubelet', 'kube-controller-manager', 'kube-scheduler'];
 
 export type ControlPlaneRuntime = 'process' | 'container';
 
@@ -40,6 +43,8 @@ export interface ClusterState {
   containers?: { etcd: string; apiserver: string };
   /** How kube-apiserver was started, so it can be restarted with the same flags. */
   apiserver?: { bin: string; args: string[] };
+  /** With --node: containerd, kubelet, controller-manager and scheduler (node.ts). */
+  node?: NodeState;
 }
 
 export function cacheDir(): string {
@@ -56,12 +61,17 @@ export function findBinaries(): string | undefined {
 }
 
 /** Builds the binaries when missing (needs Go); returns their directory. */
-export function ensureBinaries(log: (s: string) => void = (s) => process.stderr.write(`${s}\n`)): string {
+export function ensureBinaries(
+  log: (s: string) => void = (s) => process.stderr.write(`${s}\n`),
+  node = false,
+): string {
   const found = findBinaries();
-  if (found) return found;
+  if (found && (!node || NODE_BINARIES.every((b) => existsSync(join(found, b))))) return found;
   if (!existsSync(BUILD_SCRIPT))
     throw new Error('kube-apiserver/etcd are not built and the build script is not available');
-  log('building kube-apiserver and etcd from their Go modules (first time only; several minutes)...');
+  log(
+    `building kube-apiserver and etcd${node ? ', kubelet, kube-controller-manager and kube-scheduler' : ''} from their Go modules (first time only; several minutes)...`,
+  );
   let out: string;
   try {
     // only what a control plane needs: helm, kustomize and actionlint are for the packaging tests
@@ -156,6 +166,41 @@ async function chooseRuntime(): Promise<{ runtime: ControlPlaneRuntime; why: str
   return { runtime: 'process', why: `no containers: ${unavailable}` };
 }
 
+/** `edgectl cluster load`: images from the Docker engine into the node's runtime. */
+export async function loadIntoNode(images: string[], dir: string = DEFAULT_CLUSTER_DIR): Promise<void> {
+  const state = readState(dir);
+  if (!state?.node) throw new Error(`no node in ${dir}: start one with edgectl cluster up --node`);
+  await loadImages(state.node, images);
+}
+
+/** containerd, runc and the CNI plugins (installed when missing), and the pause image archive. */
+function runtimeForNode(log: (s: string) => void): string {
+  log('node: the container runtime and the pause image (test/node/runtime.sh)...');
+  try {
+    const out = execFileSync(RUNTIME_SCRIPT, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    return out.trim().split('\n').at(-1)!;
+  } catch {
+    throw new Error('--node: the container runtime or the pause image could not be made (see above)');
+  }
+}
+
+async function waitNodeReady(state: ClusterState, deadline: number): Promise<void> {
+  const tls = tlsOf(state.dir);
+  for (;;) {
+    try {
+      const r = await get(`${state.server}/api/v1/nodes/${NODE_NAME}`, tls);
+      const conds = r.status === 200 ? (JSON.parse(r.body).status?.conditions ?? []) : [];
+      if (conds.some((c: { type: string; status: string }) => c.type === 'Ready' && c.status === 'True'))
+        return;
+    } catch {}
+    if (Date.now() > deadline || !state.node || !alive(state.node.pids.kubelet)) {
+      const tail = readFileSync(join(state.dir, 'kubelet.log'), 'utf8').split('\n').slice(-20).join('\n');
+      throw new Error(`the node did not become Ready:\n${tail}`);
+    }
+    await sleep(500);
+  }
+}
+
 export async function isReady(state: ClusterState): Promise<boolean> {
   try {
     const r = await get(`${state.server}/readyz`, tlsOf(state.dir));
@@ -166,19 +211,26 @@ export async function isReady(state: ClusterState): Promise<boolean> {
 }
 
 export async function clusterUp(
-  opts: { dir?: string; timeoutMs?: number; log?: (s: string) => void } = {},
+  opts: { dir?: string; timeoutMs?: number; log?: (s: string) => void; node?: boolean } = {},
 ): Promise<ClusterState> {
   const dir = opts.dir ?? DEFAULT_CLUSTER_DIR;
   const log = opts.log ?? ((s: string) => process.stderr.write(`${s}\n`));
   const existing = readState(dir);
-  if (existing && (await running(existing)) && (await isReady(existing))) {
+  const node = opts.node ?? false;
+  if (node) {
+    const why = nodeUnsupported();
+    if (why) throw new Error(`--node: ${why}`);
+  }
+  if (existing && !!existing.node === node && (await running(existing)) && (await isReady(existing))) {
     log(`control plane already running at ${existing.server}`);
     return existing;
   }
   if (existing) await clusterDown({ dir, log: () => {} });
-  const { runtime, why } = await chooseRuntime();
+  // a node runs beside processes only (its kubelet and controllers are processes too)
+  const { runtime, why } = node ? { runtime: 'process' as const, why: 'with a node' } : await chooseRuntime();
   log(`control plane: ${runtime === 'container' ? 'containers' : 'processes'} (${why})`);
-  const bin = runtime === 'process' ? ensureBinaries(log) : '';
+  const bin = runtime === 'process' ? ensureBinaries(log, node) : '';
+  const pauseArchive = node ? runtimeForNode(log) : '';
   mkdirSync(dir, { recursive: true });
 
   const pki = await createPki();
@@ -246,8 +298,17 @@ export async function clusterUp(
     `--service-account-signing-key-file=${f('sa.key')}`,
     '--service-cluster-ip-range=10.0.0.0/24',
     '--allow-privileged=true',
-    '--disable-admission-plugins=ServiceAccount',
     `--cert-dir=${runtime === 'container' ? '/tmp/certs' : f('certs')}`,
+    // without a controller-manager no ServiceAccount exists for the admission plugin to find;
+    // with a node, pods get their service account token (and the kubelet a client cert)
+    ...(node
+      ? [
+          `--kubelet-client-certificate=${f('admin.crt')}`,
+          `--kubelet-client-key=${f('admin.key')}`,
+          // the node's address, never its name (no lookup leaves the machine)
+          '--kubelet-preferred-address-types=InternalIP',
+        ]
+      : ['--disable-admission-plugins=ServiceAccount']),
   ];
   let apiserver = 0;
   if (runtime === 'container')
@@ -314,6 +375,19 @@ export async function clusterUp(
     await sleep(300);
   }
   log(`control plane ready at ${server} in ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  if (node) {
+    try {
+      state.node = await nodeUp({ dir, bin, kubeconfig, apiPort, pauseArchive, spawnLogged, freePort, log });
+      writeFileSync(join(dir, 'state.json'), JSON.stringify(state, null, 2));
+      await waitNodeReady(state, Date.now() + (opts.timeoutMs ?? 180_000));
+    } catch (e) {
+      await clusterDown({ dir, log: () => {}, keepLogs: true });
+      throw e;
+    }
+    log(
+      `node ready in ${((Date.now() - started) / 1000).toFixed(1)}s (logs: ${dir}/kubelet.log, containerd.log)`,
+    );
+  }
   return state;
 }
 
@@ -327,6 +401,7 @@ export async function clusterDown(
     log('no local control plane is running');
     return;
   }
+  if (state.node) await nodeDown(dir, state.node, log);
   if (state.runtime === 'container' && state.containers) {
     await removeContainers([state.containers.apiserver, state.containers.etcd]);
     if (!opts.keepLogs) rmSync(dir, { recursive: true, force: true });

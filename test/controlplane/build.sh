@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the test control plane (kube-apiserver, etcd), and helm and kustomize for the
+# Builds the test control plane (kube-apiserver, etcd; kube-controller-manager, kube-scheduler
+# and kubelet for the node), and helm and kustomize for the
 # packaging tests, from the Go modules beside this script into a cache outside the repo,
 # keyed by version. Builds only what is missing.
 # Usage: test/controlplane/build.sh   (prints the bin directory on its last line)
@@ -36,11 +37,15 @@ for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   kv="$kv -X $p.gitVersion=$kver -X $p.gitMajor=1 -X $p.gitMinor=$kminor -X $p.gitTreeState=clean -X $p.buildDate=1970-01-01T00:00:00Z"
 done
 build kube-apiserver kube k8s.io/kubernetes/cmd/kube-apiserver "$kver" "$kv"
+# the node (edgectl cluster up --node, the node suite): same module, same version
+for c in kube-controller-manager kube-scheduler kubelet; do
+  build "$c" kube "k8s.io/kubernetes/cmd/$c" "$kver" "$kv"
+done
 
 ever=$(modver etcd go.etcd.io/etcd/server/v3)
 build etcd etcd go.etcd.io/etcd/server/v3 "$ever" "-s -w"
 
-ln -sf "kube-apiserver-$kver" "$bin/kube-apiserver"
+for c in kube-apiserver kube-controller-manager kube-scheduler kubelet; do ln -sf "$c-$kver" "$bin/$c"; done
 ln -sf "etcd-$ever" "$bin/etcd"
 
 # helm, kustomize and actionlint, for the packaging tests (EDGE_SKIP_PACKAGING_TOOLS=1 skips them)

@@ -1,0 +1,120 @@
+// Two replicas on a node: the leader's pod deleted, the standby takes over; `helm upgrade` to a
+// new image tag rolls the pods. Neither moves any object's Ready condition.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply } from '../../src/operator/apply.ts';
+import { obj } from '../support/operator.ts';
+import {
+  allReady,
+  applyExamples,
+  CHART,
+  containerStatus,
+  deleteNamespace,
+  figure,
+  helm,
+  helmInstall,
+  leaseHolder,
+  type NodeWorld,
+  namespace,
+  nodeWorld,
+  operatorNamespace,
+  operatorPods,
+  PODS,
+  ready,
+  readyMarks,
+  res,
+  skipReason,
+  waitFor,
+} from './harness.ts';
+
+describe.skipIf(!!skipReason)('two replicas on a node', () => {
+  let w: NodeWorld;
+  const system = 'edge-system-ha';
+  let apps: string;
+  let count = 0;
+  /** A new object that only a working leader makes Ready: seconds until it is. */
+  const probe = async (name: string, ms = 120_000) => {
+    const t = Date.now();
+    await apply(w.kube, [obj('IPPolicy', apps, name, { description: name })], apps);
+    count++;
+    await waitFor(
+      `${name} Ready`,
+      async () => ready(await w.kube.get(res('ippolicies'), apps, name)),
+      ms,
+      200,
+    );
+    return (Date.now() - t) / 1000;
+  };
+  const withoutProbes = (m: Record<string, string>) =>
+    Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('IPPolicy/probe-')));
+
+  beforeAll(async () => {
+    w = await nodeWorld();
+    await operatorNamespace(w, system);
+    helmInstall(w, 'eo-ha', system, ['replicaCount=2']);
+    apps = await namespace(w, 'demo-ha');
+    count = (await applyExamples(w, apps)).length;
+    await allReady(w, apps, count);
+  });
+  afterAll(async () => {
+    if (!w) return;
+    await deleteNamespace(w, apps).catch(() => {});
+    try {
+      helm('uninstall', 'eo-ha', '-n', system, '--wait');
+    } catch {}
+    await deleteNamespace(w, system).catch(() => {});
+    await w.close();
+  });
+
+  it('deleting the leader pod: the standby takes over, and no Ready condition moves', async () => {
+    const marks = await readyMarks(w, apps);
+    const pods = await operatorPods(w, system, 'eo-ha');
+    expect(pods).toHaveLength(2);
+    const holder = (await leaseHolder(w, system)) ?? '';
+    const leader = pods.find((p) => holder.startsWith(`${p.metadata.name}-`));
+    expect(leader, `lease holder ${holder}`).toBeDefined();
+    const t0 = Date.now();
+    await w.kube.delete(PODS, system, leader!.metadata.name);
+    const next = await waitFor(
+      'another pod holds the lease',
+      async () => {
+        const h = await leaseHolder(w, system);
+        return h && !h.startsWith(`${leader!.metadata.name}-`) ? h : false;
+      },
+      120_000,
+      100,
+    );
+    const takeover = (Date.now() - t0) / 1000;
+    expect(pods.some((p) => next.startsWith(`${p.metadata.name}-`))).toBe(true);
+    const firstWork = await probe('probe-failover');
+    figure('failover: leader pod deleted -> lease taken', takeover);
+    figure('failover: leader pod deleted -> a new object Ready', takeover + firstWork);
+    expect(withoutProbes(await readyMarks(w, apps))).toEqual(marks);
+    await allReady(w, apps, count);
+  });
+
+  it('helm upgrade to a new image tag rolls the pods, and no Ready condition moves', async () => {
+    const marks = withoutProbes(await readyMarks(w, apps));
+    const before = (await operatorPods(w, system, 'eo-ha')).map((p) => p.metadata.name);
+    const t0 = Date.now();
+    helm('upgrade', 'eo-ha', CHART, '-n', system, '--reuse-values', '--set', 'image.tag=dev-next', '--wait');
+    const pods = await waitFor(
+      'only new pods, all Ready',
+      async () => {
+        const ps = await operatorPods(w, system, 'eo-ha');
+        return ps.length === 2 &&
+          ps.every((p) => !before.includes(p.metadata.name) && containerStatus(p)?.ready)
+          ? ps
+          : false;
+      },
+      180_000,
+      500,
+    );
+    for (const p of pods)
+      expect((p.spec as { containers: { image: string }[] }).containers[0]!.image).toBe(
+        'edge-operator:dev-next',
+      );
+    const work = await probe('probe-upgrade');
+    figure('upgrade: helm upgrade -> new pods Ready', (Date.now() - t0) / 1000 - work);
+    expect(withoutProbes(await readyMarks(w, apps))).toEqual(marks);
+  });
+});

@@ -1,0 +1,101 @@
+// Liveness acted on: the operator's connection to the API server frozen (packets dropped, the
+// watch hangs without an error), /healthz fails, the kubelet restarts the container, and the
+// restarted operator catches up with what changed meanwhile.
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apply } from '../../src/operator/apply.ts';
+import { obj } from '../support/operator.ts';
+import {
+  apiPort,
+  containerStatus,
+  deleteNamespace,
+  figure,
+  helm,
+  helmInstall,
+  type NodeWorld,
+  namespace,
+  nodeWorld,
+  operatorNamespace,
+  operatorPods,
+  ready,
+  res,
+  skipReason,
+  waitFor,
+} from './harness.ts';
+
+describe.skipIf(!!skipReason)('liveness on a node', () => {
+  let w: NodeWorld;
+  const system = 'edge-system-live';
+  let apps: string;
+  let rule: string[] = [];
+  const iptables = (op: '-I' | '-D') => execFileSync('iptables', [op, 'INPUT', ...rule], { stdio: 'pipe' });
+
+  beforeAll(async () => {
+    w = await nodeWorld();
+    await operatorNamespace(w, system);
+    // a short watchdog so the test waits seconds, not minutes, for /healthz to fail
+    helmInstall(w, 'eo-live', system, ['extraEnv[0].name=EDGE_WATCH_IDLE_TIMEOUT', 'extraEnv[0].value=5s']);
+    apps = await namespace(w, 'demo-live');
+    await apply(w.kube, [obj('IPPolicy', apps, 'before', {})], apps);
+    await waitFor(
+      'before Ready',
+      async () => ready(await w.kube.get(res('ippolicies'), apps, 'before')),
+      60_000,
+    );
+  });
+  afterAll(async () => {
+    if (rule.length) {
+      try {
+        iptables('-D');
+      } catch {}
+    }
+    if (!w) return;
+    await deleteNamespace(w, apps).catch(() => {});
+    try {
+      helm('uninstall', 'eo-live', '-n', system, '--wait');
+    } catch {}
+    await deleteNamespace(w, system).catch(() => {});
+    await w.close();
+  });
+
+  it('a frozen watch fails /healthz, the kubelet restarts the container, which catches up', async () => {
+    const [pod] = await operatorPods(w, system, 'eo-live');
+    const restarts = containerStatus(pod!)!.restartCount;
+    const ip = (pod!.status as { podIP: string }).podIP;
+    // the pod's packets to the API server (10.0.0.1:443, DNAT to loopback) vanish
+    rule = ['-s', ip, '-d', '127.0.0.1', '-p', 'tcp', '--dport', String(apiPort), '-j', 'DROP'];
+    iptables('-I');
+    const t0 = Date.now();
+    await apply(w.kube, [obj('IPPolicy', apps, 'during', {})], apps);
+    await waitFor(
+      'the kubelet restarts the container',
+      async () => {
+        const [p] = await operatorPods(w, system, 'eo-live');
+        return (containerStatus(p!)?.restartCount ?? 0) > restarts;
+      },
+      240_000,
+      200,
+    );
+    const restarted = Date.now();
+    iptables('-D');
+    rule = [];
+    await waitFor(
+      'during Ready',
+      async () => ready(await w.kube.get(res('ippolicies'), apps, 'during')),
+      120_000,
+      200,
+    );
+    const caughtUp = Date.now();
+    // the kubelet says why it restarted it
+    const events = await w.kube.list({ group: '', version: 'v1', plural: 'events' }, system);
+    const why = events.items
+      .map((e) => `${(e as { reason?: string }).reason}: ${(e as { message?: string }).message}`)
+      .filter((m) => m.includes('iveness'));
+    expect(why.join('\n')).toMatch(/Liveness probe failed/);
+    figure('liveness: watch frozen -> container restarted', (restarted - t0) / 1000);
+    figure(
+      'liveness: restart -> caught up (object made during the freeze Ready)',
+      (caughtUp - restarted) / 1000,
+    );
+  });
+});

@@ -1,0 +1,3 @@
+module edge-operator/test/node/pause
+
+go 1.25.0
