@@ -81,6 +81,7 @@ export const BOUNDS = {
   drainMs: { min: 0, max: 10 * 60_000 },
   apiTimeoutMs: { min: 1000, max: 5 * 60_000 },
   agentMetricsMs: { min: 1000, max: 24 * 3_600_000 },
+  watchIdleMs: { min: 5000, max: 3_600_000 },
 } as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 const LOG_FORMATS = ['auto', 'json', 'text'];
@@ -136,6 +137,8 @@ export interface OperatorConfig {
   drainMs: number;
   examples?: string;
   agentMetricsMs: number;
+  /** A watch silent this long is cut and reopened; /healthz fails at twice it without progress. */
+  watchIdleMs: number;
   probeListen?: string;
 }
 
@@ -251,6 +254,14 @@ export function addOperatorOptions(cmd: Command): Command {
         .env('EDGE_DRAIN_TIMEOUT')
         .default('30s'),
     )
+    .addOption(
+      new Option(
+        '--watch-idle-timeout <duration>',
+        'reopen a watch silent this long (no event, no bookmark); /healthz fails after twice it without progress (5s..1h)',
+      )
+        .env('EDGE_WATCH_IDLE_TIMEOUT')
+        .default('3m'),
+    )
     .addOption(new Option('--log-level <level>', LOG_LEVELS.join(', ')).env('LOG_LEVEL').default('info'))
     .addOption(
       new Option('--log-format <format>', 'json, text, or auto: text on a terminal, JSON otherwise')
@@ -327,6 +338,7 @@ export function readConfig(o: Raw): OperatorConfig {
   const probeListen = (o.probeListen as string) || undefined;
   if (probeListen) parseListen('--probe-listen', probeListen);
   const agentMetrics = String(o.agentMetricsInterval ?? '60s');
+  const watchIdle = String(o.watchIdleTimeout ?? '3m');
   const clusterId = (o.clusterId as string) || undefined;
   if (clusterId !== undefined && !CLUSTER_ID.test(clusterId))
     throw new ConfigError(
@@ -399,6 +411,12 @@ export function readConfig(o: Raw): OperatorConfig {
       BOUNDS.agentMetricsMs.min,
       BOUNDS.agentMetricsMs.max,
       true,
+    ),
+    watchIdleMs: boundedDuration(
+      '--watch-idle-timeout',
+      watchIdle,
+      BOUNDS.watchIdleMs.min,
+      BOUNDS.watchIdleMs.max,
     ),
   };
 }

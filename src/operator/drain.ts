@@ -3,13 +3,23 @@
 // no operator will ever remove.
 //   Orphan: objects and remote resources stay; the finalizers go (the objects are no longer
 //           managed; deleting one later is instant and leaves its remote resource). Run it
-//           once the operator is stopped, or the operator puts the finalizers back.
+//           once the operator is stopped, or the operator puts the finalizers back:
+//           `stopDeployment` first scales the operator's Deployment to 0 and waits until none
+//           of its pods is left (the Helm pre-delete hook does that).
 //   Retain: objects are deleted, remote resources stay (no operator needed).
 //   Delete: objects are deleted and the running operator deletes each remote resource;
 //           waits for it, up to the timeout.
 import { BINDINGS } from './kinds/index.ts';
 import { FINALIZER, INSTANCE_LABEL, managedResource as resourceOf } from './runtime/constants.ts';
-import { isConflict, isKubeNotFound, type Kube, type KubeObject } from './runtime/kube.ts';
+import {
+  isConflict,
+  isKubeNotFound,
+  type Kube,
+  type KubeObject,
+  type ResourcePath,
+  resourceUrl,
+  whileTransient,
+} from './runtime/kube.ts';
 
 export const DRAIN_POLICIES = ['Orphan', 'Retain', 'Delete'] as const;
 export type DrainPolicy = (typeof DRAIN_POLICIES)[number];
@@ -20,40 +30,129 @@ export interface DrainOptions {
   namespaces?: string[];
   /** The installation's instance label value; undefined: objects without the label. */
   instance?: string;
+  /**
+   * Delete: how long to wait for the operator. With stopDeployment: how long to wait for its
+   * pods to be gone. Default 5 min.
+   */
   timeoutMs?: number;
+  /**
+   * Orphan only: before anything else, scale this Deployment (the operator's) to 0 replicas
+   * and wait until none of its pods is left, so no operator puts a finalizer back. Needs
+   * get and patch on its deployments/scale and list on pods in its namespace.
+   */
+  stopDeployment?: { namespace: string; name: string };
+  /** How often to look again (pods gone, objects gone, finalizers back). Default 2 s. */
+  pollMs?: number;
   progress?: (line: string) => void;
 }
 
 export interface DrainResult {
   /** Objects handled, by kind. */
   handled: Record<string, number>;
-  /** Objects still there when the timeout passed (Delete), as "Kind namespace/name". */
+  /**
+   * Delete: objects still there when the timeout passed. Orphan: objects that have the
+   * finalizer again (an operator still runs). As "Kind namespace/name".
+   */
   left: string[];
 }
 
+const DEPLOYMENTS: ResourcePath = { group: 'apps', version: 'v1', plural: 'deployments' };
+const PODS: ResourcePath = { group: '', version: 'v1', plural: 'pods' };
+
+/** "namespace/name", as --stop-deployment takes it. */
+export function parseDeploymentRef(s: string): { namespace: string; name: string } | undefined {
+  const m = /^([a-z0-9](?:[-a-z0-9]*[a-z0-9])?)\/([a-z0-9](?:[-.a-z0-9]*[a-z0-9])?)$/.exec(s);
+  return m ? { namespace: m[1]!, name: m[2]! } : undefined;
+}
+
+/**
+ * Scales the Deployment to 0 through its scale subresource (whose status.selector says which
+ * pods are its own) and waits until none of those pods is left, terminating ones included.
+ * A Deployment that is not there has no operator to stop.
+ */
+export async function stopDeployment(
+  kube: Kube,
+  d: { namespace: string; name: string },
+  o: { timeoutMs: number; pollMs: number; progress?: (line: string) => void },
+): Promise<void> {
+  const retry = retrying(o.progress);
+  const path = resourceUrl(DEPLOYMENTS, d.namespace, d.name, 'scale');
+  let scale: { spec?: { replicas?: number }; status?: { selector?: string } };
+  try {
+    scale = await retry('get the scale', () => kube.request('GET', path));
+  } catch (err) {
+    if (!isKubeNotFound(err)) throw err;
+    o.progress?.(`deployment ${d.namespace}/${d.name} not found: no operator to stop`);
+    return;
+  }
+  const selector = scale.status?.selector;
+  if (!selector) throw new Error(`deployment ${d.namespace}/${d.name} has no pod selector`);
+  if (scale.spec?.replicas !== 0) {
+    await retry('scale to 0', () =>
+      kube.patch(DEPLOYMENTS, d.namespace, d.name, { spec: { replicas: 0 } }, 'merge', 'scale'),
+    );
+    o.progress?.(`scaled deployment ${d.namespace}/${d.name} to 0 (was ${scale.spec?.replicas ?? 1})`);
+  }
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    const pods = (await retry('list pods', () => kube.list(PODS, d.namespace, { labelSelector: selector })))
+      .items;
+    if (!pods.length) return;
+    const names = pods.map((p) => p.metadata.name).join(', ');
+    if (Date.now() > deadline)
+      throw new Error(
+        `deployment ${d.namespace}/${d.name}: ${pods.length} pods still there after ${Math.round(o.timeoutMs / 1000)}s: ${names}`,
+      );
+    o.progress?.(`waiting for ${pods.length} operator pods to be gone: ${names}`);
+    await new Promise((r) => setTimeout(r, o.pollMs));
+  }
+}
+
+/**
+ * Calls the API server retried while it is unreachable, overloaded or its cache is (re)initializing
+ * (429): a hook Job should not fail on what a moment later succeeds.
+ */
+const retrying =
+  (progress?: (line: string) => void) =>
+  <T>(what: string, fn: () => Promise<T>) =>
+    whileTransient(what, fn, (w, err) => progress?.(`${w}: ${err.message}; retrying`));
+
 export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
+  const timeoutMs = o.timeoutMs ?? 5 * 60_000;
+  const pollMs = o.pollMs ?? 2000;
+  const retry = retrying(o.progress);
+  if (o.stopDeployment) {
+    // Retain needs no stopped operator, and Delete needs it running
+    if (o.policy !== 'Orphan') throw new Error(`stopDeployment is for Orphan only, not ${o.policy}`);
+    await stopDeployment(kube, o.stopDeployment, { timeoutMs, pollMs, progress: o.progress });
+  }
   const labelSelector = o.instance ? `${INSTANCE_LABEL}=${o.instance}` : `!${INSTANCE_LABEL}`;
   const namespaces = o.namespaces?.length ? o.namespaces : [undefined];
   const objects = async () => {
     const out: { plural: string; kind: string; obj: KubeObject }[] = [];
     for (const b of BINDINGS)
       for (const ns of namespaces)
-        for (const obj of (await kube.list(resourceOf(b.plural), ns, { labelSelector })).items)
+        for (const obj of (
+          await retry(`list ${b.plural}`, () => kube.list(resourceOf(b.plural), ns, { labelSelector }))
+        ).items)
           out.push({ plural: b.plural, kind: b.kind, obj });
     return out;
   };
   /** Our finalizer off, guarded by resourceVersion (another finalizer added meanwhile stays). */
   const withoutFinalizer = async (plural: string, ns: string | undefined, name: string) => {
     for (let attempt = 0; ; attempt++) {
-      const obj = await kube.get(resourceOf(plural), ns, name);
-      if (!obj.metadata.finalizers?.includes(FINALIZER)) return;
+      const obj = await retry(`get ${plural}`, () => kube.get(resourceOf(plural), ns, name));
+      const finalizers = obj.metadata.finalizers;
+      if (!finalizers?.includes(FINALIZER)) return;
       try {
-        await kube.patch(resourceOf(plural), ns, name, {
-          metadata: {
-            finalizers: obj.metadata.finalizers.filter((f) => f !== FINALIZER),
-            resourceVersion: obj.metadata.resourceVersion,
-          },
-        });
+        await retry(`patch ${plural}`, () =>
+          kube.patch(resourceOf(plural), ns, name, {
+            metadata: {
+              finalizers: finalizers.filter((f) => f !== FINALIZER),
+              resourceVersion: obj.metadata.resourceVersion,
+            },
+          }),
+        );
         return;
       } catch (err) {
         if (!isConflict(err) || attempt >= 5) throw err;
@@ -66,8 +165,11 @@ export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
     const name = obj.metadata.name;
     // a running operator finalizing meanwhile must leave the remote resource too
     if (o.policy === 'Retain')
-      await kube.patch(resourceOf(plural), ns, name, { spec: { deletionPolicy: 'Retain' } }).catch(gone);
-    if (o.policy !== 'Orphan') await kube.delete(resourceOf(plural), ns, name).catch(gone);
+      await retry(`patch ${plural}`, () =>
+        kube.patch(resourceOf(plural), ns, name, { spec: { deletionPolicy: 'Retain' } }),
+      ).catch(gone);
+    if (o.policy !== 'Orphan')
+      await retry(`delete ${plural}`, () => kube.delete(resourceOf(plural), ns, name)).catch(gone);
     // Orphan and Retain need no operator: the remote resource stays, the finalizer goes
     if (o.policy !== 'Delete') await withoutFinalizer(plural, ns, name).catch(gone);
     handled[kind] = (handled[kind] ?? 0) + 1;
@@ -79,14 +181,23 @@ export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
         .join(', ') || 'no objects'
     }`,
   );
-  if (o.policy !== 'Delete') return { handled, left: [] };
+  const named = (x: { kind: string; obj: KubeObject }) =>
+    `${x.kind} ${x.obj.metadata.namespace}/${x.obj.metadata.name}`;
+  if (o.policy === 'Retain') return { handled, left: [] };
+  if (o.policy === 'Orphan') {
+    if (!Object.keys(handled).length) return { handled, left: [] };
+    // a running operator puts a removed finalizer back at once (FinalizerRestored): look again
+    await new Promise((r) => setTimeout(r, pollMs));
+    const left = (await objects()).filter((x) => x.obj.metadata.finalizers?.includes(FINALIZER)).map(named);
+    return { handled, left };
+  }
   // the operator finalizes: each remote resource deleted, then the finalizer removed
-  const deadline = Date.now() + (o.timeoutMs ?? 5 * 60_000);
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const left = (await objects()).map((x) => `${x.kind} ${x.obj.metadata.namespace}/${x.obj.metadata.name}`);
+    const left = (await objects()).map(named);
     if (!left.length || Date.now() > deadline) return { handled, left };
     o.progress?.(`waiting for the operator to delete ${left.length} remote resources`);
-    await new Promise((r) => setTimeout(r, 2000));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }
 

@@ -200,6 +200,8 @@ async function startOperator(
     drainMs: cfg.drainMs,
     instance: cfg.instance,
     probes,
+    // every informer (each kind's, the Secrets'): the watchdog and /healthz's threshold
+    informer: { idleMs: cfg.watchIdleMs },
     leaderElection: {
       enabled: leaderElect,
       namespace: cfg.leaderElectionNamespace,

@@ -2,8 +2,9 @@
 // and touches remote resources exactly as it says.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
-import { drain } from '../../src/operator/drain.ts';
+import { drain, stopDeployment } from '../../src/operator/drain.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { FINALIZER } from '../../src/operator/runtime/constants.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import {
   type OperatorProcess,
@@ -43,12 +44,9 @@ describe.skipIf(!!skipReason)('edgectl drain', () => {
       ],
       w.ns,
     );
-    await waitFor(
-      'Ready',
-      async () => (await objects()).length === 2 && (await objects()).every(ready),
-      60_000,
-    );
-    return (await objects()).map((o) => o.status!.id as string);
+    const mine = async () => (await objects()).filter((o) => o.metadata.name.startsWith(`${prefix}-`));
+    await waitFor('Ready', async () => (await mine()).length === 2 && (await mine()).every(ready), 60_000);
+    return (await mine()).map((o) => o.status!.id as string);
   };
 
   beforeAll(async () => {
@@ -88,5 +86,79 @@ describe.skipIf(!!skipReason)('edgectl drain', () => {
     await w.kube.delete(res('ippolicyrules'), w.ns, 'o-office');
     await waitFor('rule object gone', async () => (await objects()).length === 1, 10_000);
     expect((await w.api.ipPolicyRules.get(ids.find((i) => i.startsWith('ipr_'))!)).id).toBeTruthy();
+  });
+
+  it('Orphan with the operator still running: it puts the finalizers back, and drain names those objects', async () => {
+    op = await startOperator(w.emu, w.ns);
+    await create('x');
+    // a removed finalizer is back at once (FinalizerRestored): drain looks again after pollMs
+    const r = await drain(w.kube, { policy: 'Orphan', namespaces: [w.ns], pollMs: 5000 });
+    expect(r.left).toEqual(
+      expect.arrayContaining([`IPPolicy ${w.ns}/x-corp`, `IPPolicyRule ${w.ns}/x-office`]),
+    );
+  });
+
+  it('Orphan with stopDeployment scales the operator to 0, waits until its pods are gone, then frees the finalizers for good', async () => {
+    // the operator from the previous test still runs and the x- objects have their finalizers.
+    // This control plane has no kubelet: the operator is a process, and a Deployment with a
+    // never-scheduled Pod of its labels stands for it (test/node runs the real one)
+    const DEPLOYMENTS = { group: 'apps', version: 'v1', plural: 'deployments' };
+    const PODS = { group: '', version: 'v1', plural: 'pods' };
+    const labels = { app: 'edge-operator-e2e' };
+    await w.kube.create(DEPLOYMENTS, w.ns, {
+      metadata: { name: 'operator' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: 'operator', image: 'operator' }] } },
+      },
+    });
+    await w.kube.create(PODS, w.ns, {
+      metadata: { name: 'operator-pod', labels },
+      spec: {
+        schedulingGates: [{ name: 'edge.tunnel.dev/test' }],
+        containers: [{ name: 'operator', image: 'operator' }],
+      },
+    });
+    const lines: string[] = [];
+    const running = drain(w.kube, {
+      policy: 'Orphan',
+      namespaces: [w.ns],
+      stopDeployment: { namespace: w.ns, name: 'operator' },
+      timeoutMs: 60_000,
+      pollMs: 200,
+      progress: (l) => lines.push(l),
+    });
+    const replicas = async () =>
+      ((await w.kube.get(DEPLOYMENTS, w.ns, 'operator')).spec as { replicas: number }).replicas;
+    await waitFor('scaled to 0', async () => (await replicas()) === 0, 10_000);
+    // nothing is touched while an operator pod is left
+    await new Promise((r) => setTimeout(r, 1000));
+    const x = async () => (await objects()).filter((o) => o.metadata.name.startsWith('x-'));
+    expect((await x()).every((o) => o.metadata.finalizers?.includes(FINALIZER))).toBe(true);
+    expect(lines).toContain('scaled deployment ' + `${w.ns}/operator to 0 (was 2)`);
+    expect(lines.some((l) => l.startsWith('waiting for 1 operator pods to be gone: operator-pod'))).toBe(
+      true,
+    );
+    // the operator goes with its pod
+    await op.kill();
+    await w.kube.delete(PODS, w.ns, 'operator-pod');
+    const r = await running;
+    expect(r.left).toEqual([]);
+    expect(r.handled).toMatchObject({ IPPolicy: expect.any(Number), IPPolicyRule: expect.any(Number) });
+    expect((await x()).map((o) => o.metadata.finalizers ?? [])).toEqual([[], []]);
+    const ids = (await x()).map((o) => o.status!.id as string);
+    expect(await policies()).toContain(ids.find((i) => i.startsWith('ipp_')));
+    // again: already at 0 and no pod, it goes straight on; a Deployment not there has nothing to stop
+    await expect(
+      stopDeployment(w.kube, { namespace: w.ns, name: 'operator' }, { timeoutMs: 1000, pollMs: 100 }),
+    ).resolves.toBeUndefined();
+    const absent: string[] = [];
+    await stopDeployment(
+      w.kube,
+      { namespace: w.ns, name: 'absent' },
+      { timeoutMs: 1000, pollMs: 100, progress: (l) => absent.push(l) },
+    );
+    expect(absent).toEqual([`deployment ${w.ns}/absent not found: no operator to stop`]);
   });
 });

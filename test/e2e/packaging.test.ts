@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { cacheDir, clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply } from '../../src/operator/apply.ts';
+import { drain, parseDeploymentRef } from '../../src/operator/drain.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { FINALIZER } from '../../src/operator/runtime/constants.ts';
 import { Kube, KubeError, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import { renderBase } from '../packaging/render-base.ts';
 import { imageEnv } from '../support/operator.ts';
@@ -299,6 +301,235 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     }
   });
 
+  it('helm uninstall drains with drainPolicy: Orphan by default, stopping the operator first; None: no hook', () => {
+    type Pod = { metadata: { labels: Record<string, string> }; spec: { containers: { args: string[] }[] } };
+    const hookOf = (objs: KubeObject[]) =>
+      objs.filter((o) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete');
+    const objs = template('instance=blue', 'drain.timeoutSeconds=120', 'podDisruptionBudget.enabled=true');
+    const hook = hookOf(objs);
+    expect(hook.map((o) => o.kind).sort()).toEqual([
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'Job',
+      'Role',
+      'RoleBinding',
+      'ServiceAccount',
+    ]);
+    const job = hook.find((o) => o.kind === 'Job') as unknown as {
+      spec: { activeDeadlineSeconds: number; template: Pod };
+    };
+    expect(job.spec.template.spec.containers[0]!.args).toEqual([
+      'drain',
+      '--policy',
+      'Orphan',
+      '--stop-deployment',
+      'edge-system/edge-operator',
+      '--timeout',
+      '120',
+    ]);
+    expect(job.spec.activeDeadlineSeconds).toBe(180);
+    // the Job's pods are none of the operator's: no selector of the chart matches them
+    const deploy = objs.find((o) => o.kind === 'Deployment') as unknown as {
+      metadata: { name: string };
+      spec: { selector: { matchLabels: Record<string, string> } };
+    };
+    const labels = job.spec.template.metadata.labels;
+    expect(labels['app.kubernetes.io/component']).toBe('drain');
+    const matches = (sel: Record<string, string>) => Object.entries(sel).every(([k, v]) => labels[k] === v);
+    const selectors = objs.flatMap((o): [string, Record<string, string>][] => {
+      const spec = o.spec as {
+        selector?: Record<string, string> & { matchLabels?: Record<string, string> };
+        podSelector?: { matchLabels: Record<string, string> };
+      };
+      if (o.kind === 'Service') return [[o.kind, spec.selector!]];
+      if (o.kind === 'Deployment' || o.kind === 'PodDisruptionBudget')
+        return [[o.kind, spec.selector!.matchLabels!]];
+      if (o.kind === 'NetworkPolicy') return [[o.kind, spec.podSelector!.matchLabels]];
+      return [];
+    });
+    expect(selectors.map(([kind]) => kind).sort()).toEqual([
+      'Deployment',
+      'NetworkPolicy',
+      'PodDisruptionBudget',
+      'Service',
+    ]);
+    for (const [kind, sel] of selectors) {
+      expect(Object.keys(sel).length, kind).toBeGreaterThan(0);
+      expect(matches(sel), kind).toBe(false);
+    }
+    expect(matches(deploy.spec.selector.matchLabels)).toBe(false);
+    // Orphan: the objects keep what they are, so no delete; the Role allows scaling this
+    // release's Deployment (by name) and seeing its pods go, nothing more
+    const rules = (kind: string) =>
+      (
+        hook.find((o) => o.kind === kind) as unknown as {
+          rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[];
+        }
+      ).rules;
+    expect(rules('ClusterRole').map((r) => r.verbs)).toEqual([['get', 'list', 'patch']]);
+    expect(rules('Role')).toEqual([
+      {
+        apiGroups: ['apps'],
+        resources: ['deployments/scale'],
+        resourceNames: [deploy.metadata.name],
+        verbs: ['get', 'patch'],
+      },
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+    ]);
+    // Delete keeps the operator running: no Role, no --stop-deployment
+    const del = hookOf(template('drainPolicy=Delete'));
+    expect(del.some((o) => o.kind === 'Role')).toBe(false);
+    expect(
+      (del.find((o) => o.kind === 'Job') as unknown as { spec: { template: Pod } }).spec.template.spec
+        .containers[0]!.args,
+    ).toEqual(['drain', '--policy', 'Delete', '--timeout', '300']);
+    // None (or empty) disables the hook; anything else is refused by the schema
+    expect(hookOf(template('drainPolicy=None'))).toEqual([]);
+    expect(hookOf(template('drainPolicy='))).toEqual([]);
+    expect(() => template('drainPolicy=Forget')).toThrow(/drainPolicy/);
+    // the values of earlier charts are refused, naming the replacement
+    for (const [old, now] of [
+      [['drain.enabled=true', 'drain.policy=Delete'], 'drain.policy=Delete is drainPolicy=Delete'],
+      [['drain.enabled=false'], 'drain.enabled=false is drainPolicy=None'],
+    ] as const) {
+      let err = '';
+      try {
+        helmTemplate(['api.url=https://api.example.com', ...old]);
+      } catch (e) {
+        err = String((e as { stderr?: string }).stderr);
+      }
+      expect(err).toContain('drain.enabled and drain.policy were replaced by drainPolicy');
+      expect(err).toContain(now);
+    }
+  });
+
+  it("the Orphan hook's RBAC is what edgectl drain --stop-deployment needs, and no more (impersonating its ServiceAccount)", async () => {
+    const release = `d${Date.now().toString(36)}`;
+    const objs = docs(
+      execFileSync(
+        bin('helm'),
+        [
+          'template',
+          release,
+          CHART,
+          '--namespace',
+          w.ns,
+          '--kube-version',
+          '1.35.0',
+          '--set',
+          'api.url=https://api.example.com',
+          '--set',
+          `instance=${release}`,
+          '--set',
+          'crds.install=false',
+        ],
+        { encoding: 'utf8' },
+      ),
+    );
+    const hook = objs.filter((o) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete');
+    const job = hook.find((o) => o.kind === 'Job') as unknown as {
+      spec: {
+        template: {
+          spec: {
+            serviceAccountName: string;
+            containers: { args: string[]; env: { name: string; value: string }[] }[];
+          };
+        };
+      };
+    };
+    const container = job.spec.template.spec.containers[0]!;
+    const arg = (flag: string) => container.args[container.args.indexOf(flag) + 1]!;
+    const deploy = objs.find((o) => o.kind === 'Deployment')!;
+    const name = deploy.metadata.name;
+    const DEPLOYMENTS = { group: 'apps', version: 'v1', plural: 'deployments' };
+    const PODS = { group: '', version: 'v1', plural: 'pods' };
+    const cluster = hook.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding');
+    try {
+      // the operator's Deployment and the hook's ServiceAccount and RBAC (the Job needs a kubelet)
+      await apply(w.kube, [deploy, ...hook.filter((o) => o.kind !== 'Job')], w.ns);
+      // a pod of the operator: no kubelet here, so an object with its labels, never scheduled
+      const labels = (deploy.spec as { template: { metadata: { labels: Record<string, string> } } }).template
+        .metadata.labels;
+      await w.kube.create(PODS, w.ns, {
+        metadata: { name: `${release}-operator`, labels },
+        spec: {
+          schedulingGates: [{ name: 'edge.tunnel.dev/test' }],
+          containers: [{ name: 'x', image: 'x' }],
+        },
+      });
+      // an object of this installation, with the operator's finalizer
+      await w.kube.create(res('ippolicies'), w.ns, {
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'IPPolicy',
+        metadata: {
+          name: `${release}-corp`,
+          labels: { 'edge.tunnel.dev/instance': release },
+          finalizers: [FINALIZER],
+        },
+        spec: { description: 'orphaned' },
+      });
+      const target = loadKubeConfig(kubeconfig);
+      const user = `system:serviceaccount:${w.ns}:${job.spec.template.spec.serviceAccountName}`;
+      const asHook = new Kube({
+        server: target.server,
+        context: target.context,
+        auth: async () => {
+          const a = await target.auth();
+          return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
+        },
+      });
+      // the Job's own arguments and environment
+      expect(arg('--policy')).toBe('Orphan');
+      const running = drain(asHook, {
+        policy: 'Orphan',
+        instance: container.env.find((e) => e.name === 'EDGE_INSTANCE')?.value,
+        stopDeployment: parseDeploymentRef(arg('--stop-deployment')),
+        timeoutMs: Number(arg('--timeout')) * 1000,
+        pollMs: 200,
+      });
+      const replicas = async () =>
+        ((await w.kube.get(DEPLOYMENTS, w.ns, name)).spec as { replicas: number }).replicas;
+      await waitFor('scaled to 0', async () => (await replicas()) === 0);
+      // while an operator pod is left, the finalizers stay (it would put them back)
+      await new Promise((r) => setTimeout(r, 1000));
+      const policy = () => w.kube.get(res('ippolicies'), w.ns, `${release}-corp`);
+      expect((await policy()).metadata.finalizers).toEqual([FINALIZER]);
+      await w.kube.delete(PODS, w.ns, `${release}-operator`);
+      expect(await running).toEqual({ handled: { IPPolicy: 1 }, left: [] });
+      expect((await policy()).metadata.finalizers ?? []).toEqual([]);
+      // and no more: not another Deployment, not the Deployment itself, not pods elsewhere,
+      // not deleting objects
+      await apply(w.kube, [{ ...deploy, metadata: { ...deploy.metadata, name: `${release}-other` } }], w.ns);
+      const status = (p: Promise<unknown>) =>
+        p.then(
+          () => 200,
+          (e: KubeError) => e.status,
+        );
+      expect(
+        await status(
+          asHook.patch(DEPLOYMENTS, w.ns, `${release}-other`, { spec: { replicas: 0 } }, 'merge', 'scale'),
+        ),
+      ).toBe(403);
+      expect(await status(asHook.get(DEPLOYMENTS, w.ns, name))).toBe(403);
+      expect(await status(asHook.patch(DEPLOYMENTS, w.ns, name, { spec: { replicas: 1 } }))).toBe(403);
+      expect(await status(asHook.list(PODS, 'default'))).toBe(403);
+      expect(await status(asHook.delete(res('ippolicies'), w.ns, `${release}-corp`))).toBe(403);
+    } finally {
+      for (const o of cluster)
+        await w.kube
+          .delete(
+            {
+              group: 'rbac.authorization.k8s.io',
+              version: 'v1',
+              plural: o.kind === 'ClusterRole' ? 'clusterroles' : 'clusterrolebindings',
+            },
+            undefined,
+            o.metadata.name,
+          )
+          .catch(() => {});
+    }
+  });
+
   it('helm template and kustomize output are accepted by the API server (server-side dry run)', async () => {
     await w.kube
       .create(NAMESPACES, undefined, { metadata: { name: 'edge-system' } })
@@ -360,7 +591,7 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
           '--set',
           'podDisruptionBudget.enabled=true',
           '--set',
-          'drain.enabled=true',
+          'drainPolicy=Retain',
         ],
         { encoding: 'utf8' },
       ),
@@ -370,7 +601,8 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     expect(
       day2.find((o) => o.kind === 'ServiceAccount' && o.metadata.name === 'edge-day2')?.metadata.annotations,
     ).toEqual({ iam: 'role' });
-    // the opt-in uninstall step: a pre-delete Job running edgectl drain (tested itself in drain.test.ts)
+    // the uninstall step: a pre-delete Job running edgectl drain (tested itself in drain.test.ts);
+    // Retain stops nothing and needs no Role
     const job = day2.find((o) => o.kind === 'Job') as unknown as {
       metadata: { annotations: Record<string, string> };
       spec: { template: { spec: { containers: { args: string[] }[] } } };
@@ -383,6 +615,7 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       '--timeout',
       '300',
     ]);
+    expect(day2.some((o) => o.kind === 'Role' && o.metadata.name === 'edge-day2-drain')).toBe(false);
     await dryRun(w.kube, day2, 'edge-system');
     // a value the schema does not know is refused at once, naming it
     expect(() => helmTemplate(['api.url=https://api.example.com', 'extraEnvs[0].name=X'])).toThrow(
@@ -442,7 +675,8 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
         });
       const kube = new Kube(loadKubeConfig(cp.kubeconfig));
       const CRD = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' };
-      const url = ['--set', 'api.url=https://api.example.com'];
+      // no kubelet here to run the drain Job, which helm uninstall would wait for (test/node runs it)
+      const url = ['--set', 'api.url=https://api.example.com', '--set', 'drainPolicy=None'];
       h('install', 'eo', CHART, '-n', 'edge-system', '--create-namespace', ...url);
       await waitFor('CRD established', async () => {
         const c = (await kube.get(CRD, undefined, 'ippolicies.edge.tunnel.dev')) as unknown as {
@@ -493,6 +727,9 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       // this cluster's CRDs were applied without Helm: Helm would refuse to take them over
       '--set',
       'crds.install=false',
+      // no kubelet here to run the drain Job, which helm uninstall would wait for (test/node runs it)
+      '--set',
+      'drainPolicy=None',
     );
     const sa = { group: '', version: 'v1', plural: 'serviceaccounts' };
     const deployments = { group: 'apps', version: 'v1', plural: 'deployments' };

@@ -28,6 +28,9 @@ export function renderBase(): string {
       // and `kubectl describe pod` names the missing ConfigMap
       '--set',
       'api.urlConfigMap=edge-operator-api',
+      // no uninstall hook: kustomize has none, and `kubectl apply` would run the drain Job at once
+      '--set',
+      'drainPolicy=None',
     ],
     { encoding: 'utf8' },
   );

@@ -106,6 +106,15 @@ describe('liveness', () => {
     expect((await get('/readyz')).status).toBe(503);
   });
 
+  it("every informer, the Secrets' too, takes the configured idle watchdog (--watch-idle-timeout)", async () => {
+    const { m } = await manager(healthyKube);
+    const informers = (m as unknown as { informers: { idleMs: number; watching: { resource: string } }[] })
+      .informers;
+    expect(informers.map((i) => i.watching.resource)).toContain('secrets');
+    expect(informers.length).toBeGreaterThan(BINDINGS.length);
+    for (const i of informers) expect(i.idleMs, i.watching.resource).toBe(IDLE_MS);
+  });
+
   it('stays healthy while idle watches are cut and reopened', async () => {
     const { get } = await manager(healthyKube);
     await new Promise((r) => setTimeout(r, 4 * IDLE_MS));

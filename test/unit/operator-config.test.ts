@@ -78,6 +78,10 @@ describe('operator flags', () => {
     [{ apiTimeout: '500ms' }, '--api-timeout: 500ms is out of range (1s to 5m)'],
     [{ apiTimeout: '10m' }, '--api-timeout: 10m is out of range (1s to 5m)'],
     [{ apiTimeout: '1e1s' }, '--api-timeout: not a duration'],
+    [{ watchIdleTimeout: '4s' }, '--watch-idle-timeout: 4s is out of range (5s to 1h)'],
+    [{ watchIdleTimeout: '0' }, '--watch-idle-timeout: 0 is out of range (5s to 1h)'],
+    [{ watchIdleTimeout: '61m' }, '--watch-idle-timeout: 61m is out of range (5s to 1h)'],
+    [{ watchIdleTimeout: 'never' }, '--watch-idle-timeout: not a duration: "never"'],
     [{ logLevel: 'loud' }, '--log-level: "loud" is not one of'],
     [{ logFormat: 'pretty' }, '--log-format: "pretty" is not one of auto, json, text'],
     [{ instance: 'Not A Label!' }, '--instance: "Not A Label!" is not a valid label value'],
@@ -111,6 +115,24 @@ describe('operator flags', () => {
     const r = await operator(['--api-rate-limit', 'banana', '--kubeconfig', kubeconfig]);
     expect(r.code).toBe(EXIT.usage);
     expect(r.err).toBe('error: --api-rate-limit: not a whole number: "banana" (digits only, e.g. 1)\n');
+  });
+
+  it('--watch-idle-timeout and EDGE_WATCH_IDLE_TIMEOUT: a bad value is one line and exit 2', async () => {
+    const r = await operator(['--watch-idle-timeout', '1s', '--kubeconfig', kubeconfig]);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toBe('error: --watch-idle-timeout: 1s is out of range (5s to 1h)\n');
+    const prev = process.env.EDGE_WATCH_IDLE_TIMEOUT;
+    process.env.EDGE_WATCH_IDLE_TIMEOUT = '3 minutes';
+    try {
+      const e = await operator(['--kubeconfig', kubeconfig]);
+      expect(e.code).toBe(EXIT.usage);
+      expect(e.err).toBe(
+        'error: --watch-idle-timeout: not a duration: "3 minutes" (plain decimal with a unit, e.g. 30s, 1.5m, 1h, 500ms; whole milliseconds)\n',
+      );
+    } finally {
+      if (prev === undefined) delete process.env.EDGE_WATCH_IDLE_TIMEOUT;
+      else process.env.EDGE_WATCH_IDLE_TIMEOUT = prev;
+    }
   });
 });
 
@@ -168,6 +190,9 @@ describe('numbers and durations are plain decimal', () => {
     ].map(each('resyncPeriod', duration('--resync-period'))),
     ...[' 30s', '3e1s', '30s\n', '0x1e'].map(each('drainTimeout', duration('--drain-timeout'))),
     ...[' 0', '0 ', '6e1s', '-0'].map(each('agentMetricsInterval', duration('--agent-metrics-interval'))),
+    ...[' 3m', '3m ', '3e1s', '-3m', '3 m', '1h30m'].map(
+      each('watchIdleTimeout', duration('--watch-idle-timeout')),
+    ),
     ...[
       ' 127.0.0.1:8080',
       '127.0.0.1:8080 ',
@@ -200,6 +225,11 @@ describe('numbers and durations are plain decimal', () => {
     [{ drainTimeout: '10m' }, { drainMs: 600_000 }],
     [{ agentMetricsInterval: '0s' }, { agentMetricsMs: 0 }],
     [{ agentMetricsInterval: '1500ms' }, { agentMetricsMs: 1500 }],
+    [{}, { watchIdleMs: 180_000 }],
+    [{ watchIdleTimeout: '5s' }, { watchIdleMs: 5000 }],
+    [{ watchIdleTimeout: '90' }, { watchIdleMs: 90_000 }],
+    [{ watchIdleTimeout: '1.5m' }, { watchIdleMs: 90_000 }],
+    [{ watchIdleTimeout: '1h' }, { watchIdleMs: 3_600_000 }],
     [{ listen: '0.0.0.0:8080' }, { listen: '0.0.0.0:8080' }],
   ])('%o is accepted', (over, expected) => {
     expect(readConfig({ ...base, ...over })).toMatchObject(expected);

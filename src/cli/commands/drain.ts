@@ -4,7 +4,7 @@ import { CliError, type CliIO, EXIT } from '../io.ts';
 export function drainCommand(io: CliIO): Command {
   return new Command('drain')
     .description(
-      "take an installation's edge.tunnel.dev objects out of its hands before uninstalling: Orphan (keep objects and remote resources, drop the finalizers; run with the operator stopped), Retain (delete the objects, keep the remote resources), Delete (delete both; the operator must run)",
+      "take an installation's edge.tunnel.dev objects out of its hands before uninstalling: Orphan (keep objects and remote resources, drop the finalizers; the operator must be stopped: --stop-deployment does that), Retain (delete the objects, keep the remote resources), Delete (delete both; the operator must run)",
     )
     .addOption(new Option('--policy <policy>', 'Orphan, Retain or Delete').makeOptionMandatory())
     .addOption(
@@ -17,15 +17,38 @@ export function drainCommand(io: CliIO): Command {
       new Option('--instance <name>', "the installation's instance label value").env('EDGE_INSTANCE'),
     )
     .addOption(
-      new Option('--timeout <seconds>', 'with Delete: how long to wait for the operator').default('300'),
+      new Option(
+        '--stop-deployment <namespace/name>',
+        "with Orphan: first scale the operator's Deployment to 0 and wait until none of its pods is left",
+      ),
+    )
+    .addOption(
+      new Option(
+        '--timeout <seconds>',
+        'with Delete: how long to wait for the operator; with --stop-deployment: for its pods to be gone',
+      ).default('300'),
     )
     .action(async (o) => {
-      const { DRAIN_POLICIES, drain } = await import('../../operator/drain.ts');
+      const { DRAIN_POLICIES, drain, parseDeploymentRef } = await import('../../operator/drain.ts');
       if (!(DRAIN_POLICIES as readonly string[]).includes(o.policy))
         throw new CliError(`--policy: "${o.policy}" is not one of ${DRAIN_POLICIES.join(', ')}`, EXIT.usage);
       const timeout = Number(o.timeout);
       if (!Number.isFinite(timeout) || timeout < 0)
         throw new CliError(`--timeout: not a number of seconds: "${o.timeout}"`, EXIT.usage);
+      let stop: { namespace: string; name: string } | undefined;
+      if (o.stopDeployment !== undefined) {
+        stop = parseDeploymentRef(String(o.stopDeployment));
+        if (!stop)
+          throw new CliError(
+            `--stop-deployment: ${JSON.stringify(o.stopDeployment)} is not namespace/name`,
+            EXIT.usage,
+          );
+        if (o.policy !== 'Orphan')
+          throw new CliError(
+            `--stop-deployment is for --policy Orphan only (${o.policy} ${o.policy === 'Delete' ? 'needs the operator running' : 'needs no stopped operator'})`,
+            EXIT.usage,
+          );
+      }
       const { Kube, loadKubeConfig } = await import('../../operator/runtime/kube.ts');
       const kube = new Kube(loadKubeConfig(o.kubeconfig));
       const r = await drain(kube, {
@@ -33,11 +56,14 @@ export function drainCommand(io: CliIO): Command {
         namespaces: o.namespaces ? String(o.namespaces).split(',').filter(Boolean) : undefined,
         instance: o.instance || undefined,
         timeoutMs: timeout * 1000,
+        stopDeployment: stop,
         progress: (line) => io.err(`drain: ${line}\n`),
       });
       if (r.left.length)
         throw new CliError(
-          `drain: ${r.left.length} objects still there after ${timeout}s (is the operator running?): ${r.left.slice(0, 10).join(', ')}`,
+          o.policy === 'Orphan'
+            ? `drain: ${r.left.length} objects got their finalizer back (an operator still runs: stop it, or use --stop-deployment): ${r.left.slice(0, 10).join(', ')}`
+            : `drain: ${r.left.length} objects still there after ${timeout}s (is the operator running?): ${r.left.slice(0, 10).join(', ')}`,
           EXIT.failed,
         );
     });

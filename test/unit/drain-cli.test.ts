@@ -1,0 +1,64 @@
+// edgectl drain refuses bad arguments with one line and exit 2, before any cluster is touched.
+import { describe, expect, it } from 'vitest';
+import { type CliIO, EXIT } from '../../src/cli/io.ts';
+import { runCli } from '../../src/cli/run-cli.ts';
+import { parseDeploymentRef } from '../../src/operator/drain.ts';
+
+async function drain(args: string[]): Promise<{ code: number; err: string }> {
+  let err = '';
+  const io: CliIO = {
+    out: () => {},
+    err: (s) => {
+      err += s;
+    },
+    isTTY: false,
+    env: {},
+    sleep: async () => {},
+    now: Date.now,
+  };
+  // a kubeconfig that does not exist: a refusal must come before it is read
+  const code = await runCli(['drain', '--kubeconfig', '/nonexistent/kubeconfig', ...args], io);
+  return { code, err };
+}
+
+describe('edgectl drain --stop-deployment', () => {
+  it('takes namespace/name', () => {
+    expect(parseDeploymentRef('edge-system/edge-operator')).toEqual({
+      namespace: 'edge-system',
+      name: 'edge-operator',
+    });
+    expect(parseDeploymentRef('ns/eo.v2')).toEqual({ namespace: 'ns', name: 'eo.v2' });
+    for (const bad of [
+      'edge-operator',
+      '/eo',
+      'ns/',
+      'ns/eo/x',
+      'NS/eo',
+      'ns/Eo',
+      ' ns/eo',
+      'ns/eo\n',
+      'a.b/eo',
+    ])
+      expect(parseDeploymentRef(bad), bad).toBeUndefined();
+  });
+
+  it.each([
+    [
+      ['--policy', 'Orphan', '--stop-deployment', 'edge-operator'],
+      'error: --stop-deployment: "edge-operator" is not namespace/name\n',
+    ],
+    [
+      ['--policy', 'Delete', '--stop-deployment', 'edge-system/edge-operator'],
+      'error: --stop-deployment is for --policy Orphan only (Delete needs the operator running)\n',
+    ],
+    [
+      ['--policy', 'Retain', '--stop-deployment', 'edge-system/edge-operator'],
+      'error: --stop-deployment is for --policy Orphan only (Retain needs no stopped operator)\n',
+    ],
+    [['--policy', 'Forget'], 'error: --policy: "Forget" is not one of Orphan, Retain, Delete\n'],
+  ])('%j is refused with one line and exit 2', async (args, message) => {
+    const r = await drain(args);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toBe(message);
+  });
+});
