@@ -82,9 +82,30 @@ export async function operatorNamespace(w: NodeWorld, ns: string): Promise<void>
   });
 }
 
-/** `helm install` of the chart as the README gives it, plus the image built here. */
-export function helmInstall(w: NodeWorld, release: string, ns: string, set: string[] = []): string {
+/**
+ * `helm install` of the chart as the README gives it, plus the image built here. The CRDs
+ * belong to the first release that installed them (Helm keeps them on uninstall); a later
+ * release of another name leaves them alone, as a second installation in a cluster does.
+ */
+export async function helmInstall(
+  w: NodeWorld,
+  release: string,
+  ns: string,
+  set: string[] = [],
+): Promise<string> {
+  const crd = await w.kube
+    .get(
+      { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' },
+      undefined,
+      'ippolicies.edge.tunnel.dev',
+    )
+    .catch(() => undefined);
+  const owner = crd?.metadata.annotations ?? {};
+  const ours =
+    !crd ||
+    (owner['meta.helm.sh/release-name'] === release && owner['meta.helm.sh/release-namespace'] === ns);
   const sets = [
+    ...(ours ? [] : ['crds.install=false']),
     `api.url=${w.podApiUrl}`,
     'api.existingSecret=edge-operator-api',
     `image.repository=${IMAGE.repository}`,
@@ -191,9 +212,10 @@ export function processFacts(pid: number) {
   return { uid, readOnlyRoot: !!rootMount?.[5]?.split(',').includes('ro'), env, cmdline };
 }
 
+/** Who holds the operator's Lease (the chart's default name), as "<pod>-<pid>". */
 export async function leaseHolder(w: NodeWorld, ns: string): Promise<string | undefined> {
-  const leases = (await w.kube.list(LEASES, ns)).items;
-  return (leases[0]?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
+  const lease = await w.kube.get(LEASES, ns, 'edge-operator').catch(() => undefined);
+  return (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
 }
 
 /** Deletes a namespace and waits until it is gone (the namespace controller's work). */
@@ -213,6 +235,45 @@ export async function deleteNamespace(w: NodeWorld, ns: string, ms = 120_000): P
     500,
   );
 }
+
+/**
+ * After a test file, pass or fail: its edge objects deleted while its operators still run (or,
+ * failing that, their finalizers removed), its releases uninstalled, its namespaces gone; so
+ * that no operator of one file acts on the next file's objects.
+ */
+export async function cleanUp(
+  w: NodeWorld | undefined,
+  o: { apps?: string[]; releases?: [string, string][]; namespaces?: string[] },
+): Promise<void> {
+  if (!w) return;
+  for (const ns of o.apps ?? []) {
+    for (const x of await managed(w, ns).catch(() => []))
+      await w.kube.delete(res(kindPlural(x.kind ?? '')), ns, x.metadata.name).catch(() => {});
+    const gone = await waitFor(
+      'objects finalized',
+      async () => (await managed(w, ns)).length === 0,
+      60_000,
+      500,
+    ).catch(() => false);
+    if (gone === false)
+      for (const x of await managed(w, ns))
+        await w.kube
+          .patch(res(kindPlural(x.kind ?? '')), ns, x.metadata.name, { metadata: { finalizers: null } })
+          .catch(() => {});
+  }
+  for (const [release, ns] of o.releases ?? []) {
+    try {
+      helm('uninstall', release, '-n', ns, '--wait', '--timeout', '2m');
+    } catch {
+      try {
+        helm('uninstall', release, '-n', ns, '--no-hooks', '--wait');
+      } catch {}
+    }
+  }
+  for (const ns of [...(o.apps ?? []), ...(o.namespaces ?? [])]) await deleteNamespace(w, ns).catch(() => {});
+}
+
+const kindPlural = (kind: string) => BINDINGS.find((b) => b.kind === kind)!.plural;
 
 /** One figure for the README, printed where CI's log keeps it. */
 export function figure(name: string, seconds: number): void {

@@ -7,10 +7,9 @@ import { apply } from '../../src/operator/apply.ts';
 import { obj } from '../support/operator.ts';
 import {
   apiPort,
+  cleanUp,
   containerStatus,
-  deleteNamespace,
   figure,
-  helm,
   helmInstall,
   type NodeWorld,
   namespace,
@@ -34,7 +33,10 @@ describe.skipIf(!!skipReason)('liveness on a node', () => {
     w = await nodeWorld();
     await operatorNamespace(w, system);
     // a short watchdog so the test waits seconds, not minutes, for /healthz to fail
-    helmInstall(w, 'eo-live', system, ['extraEnv[0].name=EDGE_WATCH_IDLE_TIMEOUT', 'extraEnv[0].value=5s']);
+    await helmInstall(w, 'eo-live', system, [
+      'extraEnv[0].name=EDGE_WATCH_IDLE_TIMEOUT',
+      'extraEnv[0].value=5s',
+    ]);
     apps = await namespace(w, 'demo-live');
     await apply(w.kube, [obj('IPPolicy', apps, 'before', {})], apps);
     await waitFor(
@@ -49,13 +51,8 @@ describe.skipIf(!!skipReason)('liveness on a node', () => {
         iptables('-D');
       } catch {}
     }
-    if (!w) return;
-    await deleteNamespace(w, apps).catch(() => {});
-    try {
-      helm('uninstall', 'eo-live', '-n', system, '--wait');
-    } catch {}
-    await deleteNamespace(w, system).catch(() => {});
-    await w.close();
+    await cleanUp(w, { apps: [apps], releases: [['eo-live', system]], namespaces: [system] });
+    await w?.close();
   });
 
   it('a frozen watch fails /healthz, the kubelet restarts the container, which catches up', async () => {
