@@ -276,26 +276,23 @@ export async function nodeUp(i: NodeInput): Promise<NodeState> {
     `--node-ip=${n.gateway}`,
     '--v=1',
   ]);
-  const controllerManager = i.spawnLogged('controller-manager', join(i.bin, 'kube-controller-manager'), [
+  // both controllers: the admin kubeconfig, their own port on loopback, one instance
+  const controller = async () => [
     `--kubeconfig=${i.kubeconfig}`,
     `--authentication-kubeconfig=${i.kubeconfig}`,
     `--authorization-kubeconfig=${i.kubeconfig}`,
     '--bind-address=127.0.0.1',
     `--secure-port=${await i.freePort()}`,
     '--leader-elect=false',
+  ];
+  const controllerManager = i.spawnLogged('controller-manager', join(i.bin, 'kube-controller-manager'), [
+    ...(await controller()),
     `--root-ca-file=${f('ca.crt')}`,
     `--service-account-private-key-file=${f('sa.key')}`,
     '--use-service-account-credentials=true',
     '--controllers=*,-nodeipam,-cloud-node-lifecycle,-service,-route',
   ]);
-  const scheduler = i.spawnLogged('scheduler', join(i.bin, 'kube-scheduler'), [
-    `--kubeconfig=${i.kubeconfig}`,
-    `--authentication-kubeconfig=${i.kubeconfig}`,
-    `--authorization-kubeconfig=${i.kubeconfig}`,
-    '--bind-address=127.0.0.1',
-    `--secure-port=${await i.freePort()}`,
-    '--leader-elect=false',
-  ]);
+  const scheduler = i.spawnLogged('scheduler', join(i.bin, 'kube-scheduler'), await controller());
   return {
     ...n,
     socket,

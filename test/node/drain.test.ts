@@ -18,6 +18,7 @@ import {
   operatorPods,
   remoteIds,
   skipReason,
+  waitFor,
 } from './harness.ts';
 
 describe.skipIf(!!skipReason)('helm uninstall runs the drain Job on a node', () => {
@@ -52,10 +53,16 @@ describe.skipIf(!!skipReason)('helm uninstall runs the drain Job on a node', () 
     const count = (await applyExamples(w, apps)).length;
     const ids = (await allReady(w, apps, count)).map((o) => o.status!.id as string);
     const t0 = Date.now();
-    helm('uninstall', release, '-n', system, '--wait', '--timeout', '5m');
+    await helm('uninstall', release, '-n', system, '--wait', '--timeout', '5m');
     const seconds = (Date.now() - t0) / 1000;
     figure(`helm uninstall with drainPolicy ${policy ?? 'Orphan (default)'}`, seconds);
-    expect(await operatorPods(w, system, release)).toEqual([]);
+    // no operator left (its pods get their grace period)
+    await waitFor(
+      'the operator pods gone',
+      async () => (await operatorPods(w, system, release)).length === 0,
+      90_000,
+      500,
+    );
     const objects = await managed(w, apps);
     const remote = await remoteIds(w);
     return { system, apps, count, ids, left: objects, remote };

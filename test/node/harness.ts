@@ -1,9 +1,10 @@
 // The node suite's world: the chart (or deploy/) installed the way a user installs it, the
 // emulator on the host's loopback (pods reach it at the bridge gateway), and what a test looks
 // at from outside: pods, the operator's process on the host, objects, remote resources.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { inject } from 'vitest';
 import { createClient, type EdgeClient } from '../../src/api/client.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
@@ -27,6 +28,7 @@ export const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'le
 export const DEPLOYMENTS = { group: 'apps', version: 'v1', plural: 'deployments' };
 export const JOBS = { group: 'batch', version: 'v1', plural: 'jobs' };
 
+const execFileAsync = promisify(execFile);
 const bin = (name: string) => join(cacheDir(), 'bin', name);
 if (!skipReason && !existsSync(bin('helm')))
   throw new Error('helm is not built: run test/controlplane/build.sh');
@@ -43,7 +45,23 @@ function run(cmd: string, args: string[]): string {
     throw new Error(`${cmd} ${args.join(' ')}: ${err.stderr || err.stdout || err.message}`);
   }
 }
-export const helm = (...args: string[]) => run(bin('helm'), args);
+/**
+ * helm, asynchronously: the emulator lives in this process, and `helm uninstall` waits on a
+ * hook Job that waits on the operator that waits on the emulator (a blocking call deadlocks).
+ */
+export async function helm(...args: string[]): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync(bin('helm'), args, {
+      encoding: 'utf8',
+      env: { ...process.env, KUBECONFIG: kubeconfig },
+      maxBuffer: 16 << 20,
+    });
+    return stdout;
+  } catch (e) {
+    const err = e as { stderr?: string; stdout?: string; message: string };
+    throw new Error(`helm ${args.join(' ')}: ${err.stderr || err.stdout || err.message}`);
+  }
+}
 export const kustomize = (...args: string[]) => run(bin('kustomize'), args);
 
 export interface NodeWorld {
@@ -112,7 +130,7 @@ export async function helmInstall(
     `image.tag=${IMAGE.tag}`,
     ...set,
   ].flatMap((s) => ['--set', s]);
-  return helm('install', release, CHART, '-n', ns, ...sets, '--wait', '--timeout', '3m');
+  return await helm('install', release, CHART, '-n', ns, ...sets, '--wait', '--timeout', '3m');
 }
 
 export async function namespace(w: NodeWorld, name: string): Promise<string> {
@@ -263,10 +281,10 @@ export async function cleanUp(
   }
   for (const [release, ns] of o.releases ?? []) {
     try {
-      helm('uninstall', release, '-n', ns, '--wait', '--timeout', '2m');
+      await helm('uninstall', release, '-n', ns, '--wait', '--timeout', '2m');
     } catch {
       try {
-        helm('uninstall', release, '-n', ns, '--no-hooks', '--wait');
+        await helm('uninstall', release, '-n', ns, '--no-hooks', '--wait');
       } catch {}
     }
   }

@@ -82,7 +82,7 @@ describe.skipIf(!!skipReason)('helm install on a node', () => {
   });
 
   it('with watchNamespaces, only those namespaces are reconciled, objects elsewhere are not touched', async () => {
-    helm('uninstall', 'eo', '-n', system, '--wait');
+    await helm('uninstall', 'eo', '-n', system, '--wait');
     const watched = await namespace(w, 'demo-watched');
     const other = await namespace(w, 'demo-unwatched');
     await helmInstall(w, 'eo-watch', system, ['watchNamespaces[0]=demo-watched']);
@@ -98,7 +98,7 @@ describe.skipIf(!!skipReason)('helm install on a node', () => {
     // deletes the Role that lets the operator finalize them (README: Troubleshooting)
     await cleanUp(w, { apps: [watched] });
     expect(await remoteIds(w)).toEqual([]);
-    helm('uninstall', 'eo-watch', '-n', system, '--wait');
+    await helm('uninstall', 'eo-watch', '-n', system, '--wait');
     await deleteNamespace(w, other);
   });
 

@@ -97,7 +97,17 @@ describe.skipIf(!!skipReason)('two replicas on a node', () => {
     const marks = withoutProbes(await readyMarks(w, apps));
     const before = (await operatorPods(w, system, 'eo-ha')).map((p) => p.metadata.name);
     const t0 = Date.now();
-    helm('upgrade', 'eo-ha', CHART, '-n', system, '--reuse-values', '--set', 'image.tag=dev-next', '--wait');
+    await helm(
+      'upgrade',
+      'eo-ha',
+      CHART,
+      '-n',
+      system,
+      '--reuse-values',
+      '--set',
+      'image.tag=dev-next',
+      '--wait',
+    );
     const pods = await waitFor(
       'only new pods, all Ready',
       async () => {
