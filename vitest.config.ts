@@ -40,6 +40,29 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          globalSetup: ['test/node/global-setup.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          fileParallelism: false,
+          // after the suites above, and apart from the gitops suite: two cores
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        test: {
+          name: 'gitops',
+          include: ['test/gitops/**/*.test.ts'],
+          globalSetup: ['test/gitops/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+          fileParallelism: false,
+          sequence: { groupOrder: 2 },
+        },
+      },
     ],
   },
 });

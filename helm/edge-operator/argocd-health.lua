@@ -1,7 +1,7 @@
 -- Argo CD health check for every edge.tunnel.dev kind. It follows kstatus, which Flux uses:
 -- Stalled=True -> Degraded, Reconciling=True or an unobserved generation -> Progressing,
--- Ready=True -> Healthy. Install it as resource.customizations.health.edge.tunnel.dev_<Kind>
--- (see the chart README), or once for all kinds with the edge.tunnel.dev_* wildcard.
+-- Ready=True -> Healthy. Install it in argocd-cm once for every kind, under the
+-- resource.customizations key as the health.lua of edge.tunnel.dev/* (see the chart README).
 local hs = { status = "Progressing", message = "Waiting for the operator" }
 if obj.status == nil then
   return hs
