@@ -48,7 +48,8 @@ export default defineConfig({
           testTimeout: 300_000,
           hookTimeout: 300_000,
           fileParallelism: false,
-          // after the suites above, and apart from the gitops suite: two cores
+          // a group of its own, so it never runs beside another suite (two cores); e2e and
+          // containers, sequential with the default order, run after the groups
           sequence: { groupOrder: 1 },
         },
       },
