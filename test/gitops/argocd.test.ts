@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { Kube, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { metrics, sumMetric } from '../support/operator.ts';
-import { bin, kubeconfig, repoUrl } from './harness.ts';
+import { bin, kube, kubeconfig, repoUrl, ssa } from './harness.ts';
 import { gitopsSuite, type Tool } from './scenario.ts';
 import { LOG_DIR, startArgoCD, type Tools } from './tools.ts';
 
@@ -28,13 +28,6 @@ type Application = KubeObject & {
 };
 
 let tools: (Tools & { controllerMetrics: string }) | undefined;
-const kube = () => new Kube(loadKubeConfig(kubeconfig));
-const ssa = (path: string, body: object) =>
-  kube().request('PATCH', path, {
-    body,
-    contentType: 'application/apply-patch+yaml',
-    query: { fieldManager: 'gitops-suite', force: true },
-  });
 const partOf = { 'app.kubernetes.io/part-of': 'argocd' };
 
 const tool: Tool = {

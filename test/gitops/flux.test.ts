@@ -1,8 +1,8 @@
 // Flux (source-controller + kustomize-controller) syncs deploy/examples from the suite's Git
 // server with the Kustomization the README shows (prune, wait), and the five checks run.
 import { join } from 'node:path';
-import { Kube, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
-import { apiserverRequests, bin, kubeconfig, repoUrl } from './harness.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { apiserverRequests, bin, kube, kubeconfig, repoUrl, ssa } from './harness.ts';
 import { gitopsSuite, type Tool } from './scenario.ts';
 import { LOG_DIR, startFlux, type Tools } from './tools.ts';
 
@@ -34,13 +34,6 @@ type Kustomization = KubeObject & {
 };
 
 let tools: Tools | undefined;
-const kube = () => new Kube(loadKubeConfig(kubeconfig));
-const ssa = (path: string, body: object) =>
-  kube().request('PATCH', path, {
-    body,
-    contentType: 'application/apply-patch+yaml',
-    query: { fieldManager: 'gitops-suite', force: true },
-  });
 
 const tool: Tool = {
   name: 'Flux',

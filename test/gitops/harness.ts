@@ -30,6 +30,15 @@ export const bin = inject('gitopsBin');
 export const repoUrl = inject('gitopsRepoUrl');
 export const work = inject('gitopsWork');
 
+/** The suite's cluster, and server-side apply to it by path (the tools' own objects). */
+export const kube = () => new Kube(loadKubeConfig(kubeconfig));
+export const ssa = (path: string, body: object) =>
+  kube().request('PATCH', path, {
+    body,
+    contentType: 'application/apply-patch+yaml',
+    query: { fieldManager: 'gitops-suite', force: true },
+  });
+
 export const EXAMPLES = join(REPO_ROOT, 'deploy', 'examples');
 /** The operator's drift check period here (its minimum): the out-of-band test waits for one. */
 export const RESYNC = '10s';

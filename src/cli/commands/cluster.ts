@@ -2,7 +2,7 @@ import { Command } from 'commander';
 
 export function clusterCommand(): Command {
   const cmd = new Command('cluster').description(
-    'A local kube-apiserver + etcd for tests and the demo (needs Go the first time)',
+    'A local kube-apiserver + etcd (and, with --node, a node) for tests and the demo (needs Go the first time)',
   );
   cmd
     .command('up')
