@@ -1,10 +1,13 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 // Client-side rate limiter. The public API allows about 120 requests per minute per account
 // (its algorithm is not published): a token bucket with a small burst, refilled so that no
 // 60-second window ever holds more than `perMinute` requests (burst + rate x 60 s = perMinute).
 // The burst is kept small on purpose: a large one costs throughput for good (the rate must
 // leave room for it) and, after a pause, hands out a clump that makes the next caller wait;
 // requests evenly spaced keep an urgent caller's wait under one interval.
+// Callers wait in a FairQueue: by priority, and within one the namespaces take turns, so one
+// namespace's bulk apply does not hold another namespace's single change.
+import { FairQueue } from './fair-queue.ts';
+import { currentCell, type Priority, type PriorityCell } from './priority.ts';
 
 export interface RateLimiterOptions {
   /** Requests per minute the account allows; Infinity disables the limiter. */
@@ -15,27 +18,18 @@ export interface RateLimiterOptions {
   sleep?: (ms: number) => Promise<void>;
   /** A low-priority caller waits at most about this long behind creates (not behind urgent work). */
   maxLowWaitMs?: number;
+  /** Told of each caller served: its priority and how long it waited (a histogram's feed). */
+  onServed?: (priority: Priority, waitedMs: number) => void;
 }
 
-/**
- * Order of service: `urgent` (a change to something that exists: an edit, a delete), then
- * `high` (other work a user caused: creates), then `low` (background observation).
- */
-export type Priority = 'urgent' | 'high' | 'low';
-export const PRIORITIES: readonly Priority[] = ['urgent', 'high', 'low'];
-/** Lower is served first. */
-export const PRIORITY_RANK: Record<Priority, number> = { urgent: 0, high: 1, low: 2 };
+export type { Priority, PriorityCell } from './priority.ts';
+export { PRIORITIES, PRIORITY_RANK, withPriority } from './priority.ts';
 
-/** The priority of a unit of work; raised while it waits when the user changes what it works on. */
-export interface PriorityCell {
-  priority: Priority;
+interface Waiter {
+  release: () => void;
+  since: number;
+  cell: PriorityCell;
 }
-
-const context = new AsyncLocalStorage<PriorityCell>();
-/** Runs `fn` with every API call it makes at the cell's priority (the engine knows why it calls; the client need not). */
-export const withPriority = <T>(cell: PriorityCell | Priority, fn: () => Promise<T>): Promise<T> =>
-  context.run(typeof cell === 'string' ? { priority: cell } : cell, fn);
-const currentCell = () => context.getStore();
 
 export class RateLimiter {
   readonly perMinute: number;
@@ -45,9 +39,11 @@ export class RateLimiter {
   private last: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
-  private readonly waiters: { release: () => void; since: number; cell: PriorityCell }[] = [];
+  private readonly waiters = new FairQueue<Waiter>();
   private pumping = false;
   private readonly maxLowWaitMs: number;
+  /** Told of each caller served (settable after construction: the metrics come later). */
+  onServed?: (priority: Priority, waitedMs: number) => void;
   /** Total milliseconds callers waited; exported as a metric. */
   waitedMs = 0;
   /** The same, by priority (the priority a caller had when it was served). */
@@ -69,52 +65,64 @@ export class RateLimiter {
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.last = this.now();
     this.maxLowWaitMs = opts.maxLowWaitMs ?? 10_000;
+    this.onServed = opts.onServed;
   }
 
   /** Callers waiting, by priority. */
   get queued(): Record<Priority, number> {
-    const q = { urgent: 0, high: 0, low: 0 };
-    for (const w of this.waiters) q[w.cell.priority]++;
-    return q;
+    const w = this.waiters;
+    return { urgent: w.count('urgent'), high: w.count('high'), low: w.count('low') };
+  }
+
+  /** Flows (namespaces) taking turns now: the most at any one priority. */
+  get flowsWaiting(): number {
+    const w = this.waiters;
+    return Math.max(w.flows('urgent'), w.flows('high'), w.flows('low'));
   }
 
   /**
    * Resolves when a request may be sent. Urgent callers are served first, then high, then
-   * low, each in order of arrival: a user's edit never queues behind drift observation.
+   * low: a user's edit never queues behind drift observation. Within a priority the flows
+   * (namespaces) take turns, each flow's callers in order of arrival.
    */
   take(priority?: Priority): Promise<void> {
     if (!Number.isFinite(this.perMinute)) return Promise.resolve();
-    const cell = priority ? { priority } : (currentCell() ?? { priority: 'high' as const });
+    const current = currentCell();
+    const cell = priority ? { priority, flow: current?.flow } : (current ?? { priority: 'high' as const });
     return new Promise((release) => {
-      this.waiters.push({ release, since: this.now(), cell });
+      this.waiters.push({ release, since: this.now(), cell }, cell.priority, cell.flow ?? '');
       void this.pump();
     });
   }
 
   /** A waiting caller's cell was raised: serve it by its new priority. */
   reprioritized(): void {
-    if (this.waiters.length) void this.pump();
+    // the waiters are as many as the workers at most: a scan is cheap
+    for (const w of [...this.waiters.items()])
+      if (this.waiters.priorityOf(w) !== w.cell.priority)
+        this.waiters.push(w, w.cell.priority, w.cell.flow ?? '');
+    if (this.waiters.size) void this.pump();
   }
 
-  /** The next waiter to serve: the earliest of the highest priority, unless a low one waited too long. */
-  private next(): number {
-    let best = -1;
-    for (let i = 0; i < this.waiters.length; i++)
-      if (
-        best < 0 ||
-        PRIORITY_RANK[this.waiters[i]!.cell.priority] < PRIORITY_RANK[this.waiters[best]!.cell.priority]
-      )
-        best = i;
-    if (best < 0 || this.waiters[best]!.cell.priority === 'urgent') return best;
-    // observation is not starved by a long run of creates (never before urgent work): one
-    // low caller that waited long enough goes next, but one such jump per maxLowWaitMs in
-    // all, not per caller (nine kinds listing at once would take half the budget)
-    const now = this.now();
-    if (now - this.lastJumpAt < this.maxLowWaitMs) return best;
-    const low = this.waiters.findIndex((w) => w.cell.priority === 'low');
-    if (low < 0 || now - this.waiters[low]!.since < this.maxLowWaitMs) return best;
-    this.lastJumpAt = now;
-    return low;
+  /** The next waiter to serve: the flow whose turn it is at the highest priority, unless a low one waited too long. */
+  private next(): Waiter {
+    const top = this.waiters.top()!;
+    if (top !== 'urgent' && top !== 'low') {
+      // observation is not starved by a long run of creates (never before urgent work): one
+      // low caller that waited long enough goes next, but one such jump per maxLowWaitMs in
+      // all, not per caller (nine kinds listing at once would take half the budget)
+      const now = this.now();
+      if (now - this.lastJumpAt >= this.maxLowWaitMs) {
+        let oldest: Waiter | undefined;
+        for (const w of this.waiters.heads('low')) if (!oldest || w.since < oldest.since) oldest = w;
+        if (oldest && now - oldest.since >= this.maxLowWaitMs) {
+          this.lastJumpAt = now;
+          this.waiters.remove(oldest);
+          return oldest;
+        }
+      }
+    }
+    return this.waiters.shift()!;
   }
 
   /** When a low caller last went ahead of waiting creates. */
@@ -124,7 +132,7 @@ export class RateLimiter {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.waiters.length) {
+      while (this.waiters.size) {
         const now = this.now();
         this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);
         this.last = now;
@@ -133,11 +141,12 @@ export class RateLimiter {
           continue;
         }
         this.tokens -= 1;
-        const [w] = this.waiters.splice(this.next(), 1);
-        const waited = now - w!.since;
+        const w = this.next();
+        const waited = now - w.since;
         this.waitedMs += waited;
-        this.waitedByPriority[w!.cell.priority] += waited;
-        w!.release();
+        this.waitedByPriority[w.cell.priority] += waited;
+        this.onServed?.(w.cell.priority, waited);
+        w.release();
       }
     } finally {
       this.pumping = false;

@@ -182,6 +182,8 @@ async function startOperator(
           )
         : log.info({ apiUrl }, 'Edge API answers again'),
   });
+  api.transport.limiter.onServed = (priority, waitedMs) =>
+    metrics.budgetWaitDuration.observe({ priority }, waitedMs / 1000);
   closers.push(() => api.close());
 
   const manager = new Manager({

@@ -186,6 +186,24 @@ function budgetMetrics(r: Registry[]) {
       labelNames: ['priority'],
       registers: r,
     }),
+    budgetWaitDuration: new Histogram({
+      name: 'edge_api_budget_wait_duration_seconds',
+      help: 'How long each API call waited for its turn at the account budget, by priority (namespaces take turns within a priority)',
+      labelNames: ['priority'],
+      buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers: r,
+    }),
+    budgetFlows: new Gauge({
+      name: 'edge_api_budget_namespaces_waiting',
+      help: 'Namespaces with API calls waiting for the account budget now (they take turns)',
+      registers: r,
+    }),
+    queueFlows: new Gauge({
+      name: 'edge_operator_workqueue_namespaces',
+      help: 'Namespaces with work queued now, by controller (they take turns for the workers)',
+      labelNames: ['name'],
+      registers: r,
+    }),
     tunnelsOnlineByObject: new Gauge({
       name: 'edge_operator_tunnels_online',
       help: 'Online tunnels serving an object of a kind tunnels serve (backends, routes, edges), polled every --agent-metrics-interval',

@@ -82,6 +82,8 @@ export function scrape(
     metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
     metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
   }
+  metrics.budgetFlows.set(limiter.flowsWaiting);
+  for (const c of controllers) metrics.queueFlows.set({ name: c.binding.kind.toLowerCase() }, c.queue.flows);
   const { objectConditions, informerProgress } = metrics;
   objectConditions.reset();
   for (const c of controllers)

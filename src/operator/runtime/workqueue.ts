@@ -1,11 +1,13 @@
 // A rate-limited work queue with controller-runtime's semantics: an item is queued at
 // most once, never handed to two workers at a time (re-added while processing, it is
 // processed again afterwards), per-item exponential backoff combined with an overall
-// token bucket, and delayed adds.
-import { type Priority, PRIORITY_RANK as RANK } from '../../api/rate-limiter.ts';
+// token bucket, and delayed adds. Waiting items are queued fairly (FairQueue): by priority,
+// and within one the namespaces take turns.
+import { FairQueue } from '../../api/fair-queue.ts';
+import { type Priority, PRIORITY_RANK as RANK } from '../../api/priority.ts';
 import type { Metrics } from './metrics.ts';
 
-export interface QueueOptions {
+export interface QueueOptions<T = string> {
   name: string;
   metrics?: Metrics;
   baseDelayMs?: number;
@@ -13,12 +15,23 @@ export interface QueueOptions {
   /** Overall bucket for rate-limited adds (controller-runtime: 10/s, burst 100). */
   qps?: number;
   burst?: number;
+  /** The flow (namespace) an item belongs to; by default a key's part before its first `/`. */
+  flowOf?: (item: T) => string;
 }
 
-/** Queued by priority: changes to existing objects first, then other events (creates), then background observation. */
+/** A namespaced key's namespace (`ns/name`); '' for a cluster-scoped one. */
+export const namespaceOfKey = (key: unknown): string => {
+  const k = String(key);
+  const slash = k.indexOf('/');
+  return slash < 0 ? '' : k.slice(0, slash);
+};
+
+/**
+ * Queued by priority: changes to existing objects first, then other events (creates), then
+ * background observation; within a priority, namespaces take turns.
+ */
 export class WorkQueue<T = string> {
-  private readonly queues: Record<Priority, T[]> = { urgent: [], high: [], low: [] };
-  private readonly priorityOf = new Map<T, Priority>();
+  private readonly queue = new FairQueue<T>();
   private readonly dirty = new Set<T>();
   private readonly processing = new Set<T>();
   private readonly waiting = new Map<T, { at: number; timer: NodeJS.Timeout }>();
@@ -31,15 +44,28 @@ export class WorkQueue<T = string> {
   private shuttingDown = false;
   private bucketTokens: number;
   private bucketLast = Date.now();
-  private readonly opts: Required<Omit<QueueOptions, 'metrics'>> & { metrics?: Metrics };
+  private readonly opts: Required<Omit<QueueOptions<T>, 'metrics'>> & { metrics?: Metrics };
 
-  constructor(opts: QueueOptions) {
-    this.opts = { baseDelayMs: 5, maxDelayMs: 1_000_000, qps: 10, burst: 100, ...opts };
+  constructor(opts: QueueOptions<T>) {
+    this.opts = {
+      baseDelayMs: 5,
+      maxDelayMs: 1_000_000,
+      qps: 10,
+      burst: 100,
+      flowOf: namespaceOfKey,
+      ...opts,
+    };
     this.bucketTokens = this.opts.burst;
   }
 
   get length(): number {
-    return this.queues.urgent.length + this.queues.high.length + this.queues.low.length;
+    return this.queue.size;
+  }
+
+  /** Namespaces taking turns now: the most at any one priority. */
+  get flows(): number {
+    const q = this.queue;
+    return Math.max(q.flows('urgent'), q.flows('high'), q.flows('low'));
   }
   get inFlight(): number {
     return this.processing.size;
@@ -66,11 +92,9 @@ export class WorkQueue<T = string> {
     if (this.dirty.has(item)) {
       // queued for observation and now wanted by a user's change: move it up, and hand it
       // to an idle worker at once (the urgent-only one sleeps while creates fill the queue)
-      const was = this.priorityOf.get(item);
+      const was = this.queue.priorityOf(item);
       if (was && RANK[priority] < RANK[was]) {
-        const q = this.queues[was];
-        q.splice(q.indexOf(item), 1);
-        this.priorityOf.delete(item);
+        this.queue.remove(item);
         this.dirty.delete(item);
         this.addedAt.set(item, Date.now());
         this.dispatch(item, priority);
@@ -90,8 +114,7 @@ export class WorkQueue<T = string> {
       g(item);
     } else {
       this.dirty.add(item);
-      this.queues[priority].push(item);
-      this.priorityOf.set(item, priority);
+      this.queue.push(item, priority, this.opts.flowOf(item));
     }
     this.gauge();
   }
@@ -147,12 +170,9 @@ export class WorkQueue<T = string> {
 
   /** Waits for the next item (only urgent ones with `onlyUrgent`); undefined once the queue shuts down. */
   get(onlyUrgent = false): Promise<T | undefined> {
-    const item = onlyUrgent
-      ? this.queues.urgent.shift()
-      : (this.queues.urgent.shift() ?? this.queues.high.shift() ?? this.queues.low.shift());
+    const priority = this.queue.top(onlyUrgent);
+    const item = this.queue.shift(onlyUrgent);
     if (item !== undefined) {
-      const priority = this.priorityOf.get(item);
-      this.priorityOf.delete(item);
       this.dirty.delete(item);
       this.begin(item, priority);
       this.gauge();

@@ -146,7 +146,8 @@ export class Engine implements EngineContext {
     }
     const requested = requestedReconcile(obj);
     try {
-      const cell: PriorityCell = { priority: priorityOf(obj, requested) };
+      // the object's namespace is the flow whose turn its calls take
+      const cell: PriorityCell = { priority: priorityOf(obj, requested), flow: obj.metadata.namespace ?? '' };
       this.memos.of(key).running = cell;
       return await withPriority(cell, () =>
         obj.metadata.deletionTimestamp ? finalize(this, obj) : this.sync(obj, resetsAtStart, requested),

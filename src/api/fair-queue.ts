@@ -1,0 +1,106 @@
+// Fair queuing within priorities (the API server's Priority and Fairness, reduced to what one
+// operator needs). Every item belongs to a flow (a namespace). Priorities keep their order;
+// within one, the flows that have items take turns, one item a turn: every item costs about
+// the same (one reconcile, one request), so this is deficit round robin with a quantum of one.
+// A flow with one item waits for one turn of each other busy flow, not for their backlogs.
+//
+// Every operation is O(1) amortised, whatever the number of flows or items: the busy flows of a
+// priority are a Map in turn order (a flow just served goes to the back, a new one joins at the
+// back), each flow's items a Set in arrival order, so removing an item from the middle is cheap.
+import { PRIORITIES, type Priority } from './priority.ts';
+
+interface Place {
+  priority: Priority;
+  flow: string;
+}
+
+export class FairQueue<T> {
+  private readonly levels: Record<Priority, Map<string, Set<T>>> = {
+    urgent: new Map(),
+    high: new Map(),
+    low: new Map(),
+  };
+  private readonly counts: Record<Priority, number> = { urgent: 0, high: 0, low: 0 };
+  private readonly places = new Map<T, Place>();
+
+  get size(): number {
+    return this.places.size;
+  }
+
+  /** Items queued at this priority. */
+  count(priority: Priority): number {
+    return this.counts[priority];
+  }
+
+  /** Flows with items at this priority (how many take turns). */
+  flows(priority: Priority): number {
+    return this.levels[priority].size;
+  }
+
+  has(item: T): boolean {
+    return this.places.has(item);
+  }
+
+  priorityOf(item: T): Priority | undefined {
+    return this.places.get(item)?.priority;
+  }
+
+  /** Queues an item at the back of its flow; an item already queued is moved there. */
+  push(item: T, priority: Priority, flow: string): void {
+    this.remove(item);
+    const level = this.levels[priority];
+    let items = level.get(flow);
+    if (!items) {
+      items = new Set();
+      level.set(flow, items);
+    }
+    items.add(item);
+    this.counts[priority]++;
+    this.places.set(item, { priority, flow });
+  }
+
+  /** Takes an item out of the queue, wherever it is; false if it was not queued. */
+  remove(item: T): boolean {
+    const place = this.places.get(item);
+    if (!place) return false;
+    const level = this.levels[place.priority];
+    const items = level.get(place.flow)!;
+    items.delete(item);
+    if (!items.size) level.delete(place.flow);
+    this.counts[place.priority]--;
+    this.places.delete(item);
+    return true;
+  }
+
+  /** The highest priority with items (only `urgent` when `onlyUrgent`). */
+  top(onlyUrgent = false): Priority | undefined {
+    for (const p of onlyUrgent ? (['urgent'] as const) : PRIORITIES) if (this.counts[p]) return p;
+    return undefined;
+  }
+
+  /** The next item: the first of the flow whose turn it is, at the highest priority with items. */
+  shift(onlyUrgent = false): T | undefined {
+    const priority = this.top(onlyUrgent);
+    if (!priority) return undefined;
+    const level = this.levels[priority];
+    const [flow, items] = level.entries().next().value!;
+    const item = items.values().next().value as T;
+    this.remove(item);
+    // the flow served goes to the back of the turn order
+    if (level.has(flow)) {
+      level.delete(flow);
+      level.set(flow, items);
+    }
+    return item;
+  }
+
+  /** Every item queued. */
+  items(): Iterable<T> {
+    return this.places.keys();
+  }
+
+  /** The first item of each flow at this priority, in turn order. */
+  *heads(priority: Priority): Iterable<T> {
+    for (const items of this.levels[priority].values()) yield items.values().next().value as T;
+  }
+}

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { FairQueue } from '../../src/api/fair-queue.ts';
+import type { Priority } from '../../src/api/priority.ts';
+import { RateLimiter, withPriority } from '../../src/api/rate-limiter.ts';
+import { WorkQueue } from '../../src/operator/runtime/workqueue.ts';
+
+// An item is `flow/name@priority` (priority `high` when left out); the queue hands them out in `order`.
+type Row = { name: string; pushed: string[]; removed?: string[]; order: string[] };
+const parse = (s: string) => {
+  const [key, priority = 'high'] = s.split('@');
+  return { key: key!, priority: priority as Priority, flow: key!.split('/')[0]! };
+};
+
+const rows: Row[] = [
+  { name: 'one flow: in order of arrival', pushed: ['a/1', 'a/2', 'a/3'], order: ['a/1', 'a/2', 'a/3'] },
+  {
+    name: 'a flow with one item waits one turn, not for the backlog',
+    pushed: ['bulk/1', 'bulk/2', 'bulk/3', 'bulk/4', 'small/1'],
+    order: ['bulk/1', 'small/1', 'bulk/2', 'bulk/3', 'bulk/4'],
+  },
+  {
+    name: 'three flows take turns, each in its own order',
+    pushed: ['a/1', 'a/2', 'a/3', 'b/1', 'b/2', 'c/1'],
+    order: ['a/1', 'b/1', 'c/1', 'a/2', 'b/2', 'a/3'],
+  },
+  {
+    name: 'a flow that joins goes to the back of the turns',
+    pushed: ['a/1', 'a/2', 'b/1', 'b/2', 'c/1'],
+    order: ['a/1', 'b/1', 'c/1', 'a/2', 'b/2'],
+  },
+  {
+    name: 'priorities keep their meaning: an edit before a create, both before observation',
+    pushed: ['bulk/1@low', 'bulk/2', 'bulk/3', 'small/1@low', 'other/1@urgent', 'small/2'],
+    order: ['other/1', 'bulk/2', 'small/2', 'bulk/3', 'bulk/1', 'small/1'],
+  },
+  {
+    name: 'flows take turns within each priority apart',
+    pushed: ['a/1@urgent', 'a/2@urgent', 'b/1@urgent', 'a/3', 'b/2', 'b/3'],
+    order: ['a/1', 'b/1', 'a/2', 'a/3', 'b/2', 'b/3'],
+  },
+  {
+    name: 'an item taken out (moved up elsewhere) is not handed out, its flow keeps its turn',
+    pushed: ['a/1', 'a/2', 'b/1', 'c/1'],
+    removed: ['a/1'],
+    order: ['a/2', 'b/1', 'c/1'],
+  },
+  {
+    name: 'a flow whose last item is taken out leaves the turns',
+    pushed: ['a/1', 'b/1', 'c/1', 'c/2'],
+    removed: ['b/1'],
+    order: ['a/1', 'c/1', 'c/2'],
+  },
+  {
+    name: 'cluster-scoped work is one flow of its own',
+    pushed: ['x', 'y', 'a/1', 'a/2'],
+    order: ['x', 'a/1', 'y', 'a/2'],
+  },
+];
+
+describe('fair queue: the order of service', () => {
+  for (const row of rows)
+    it(row.name, () => {
+      const q = new FairQueue<string>();
+      for (const s of row.pushed) {
+        const { key, priority, flow } = parse(s);
+        q.push(key, priority, key.includes('/') ? flow : '');
+      }
+      for (const r of row.removed ?? []) expect(q.remove(r)).toBe(true);
+      const out: string[] = [];
+      for (let k = q.shift(); k !== undefined; k = q.shift()) out.push(k);
+      expect(out).toEqual(row.order);
+      expect(q.size).toBe(0);
+    });
+
+  it('only urgent items when asked for only those', () => {
+    const q = new FairQueue<string>();
+    q.push('a/1', 'high', 'a');
+    q.push('b/1', 'urgent', 'b');
+    expect(q.shift(true)).toBe('b/1');
+    expect(q.shift(true)).toBeUndefined();
+    expect(q.shift()).toBe('a/1');
+  });
+});
+
+function fakeClock() {
+  let now = 0;
+  return {
+    now: () => now,
+    sleep: async (ms: number) => {
+      now += ms;
+    },
+  };
+}
+
+describe('fair share of the API budget', () => {
+  it("a namespace's one call goes next, not after another namespace's waiting calls", async () => {
+    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const order: string[] = [];
+    await limiter.take('high');
+    const call = (flow: string, n: number) =>
+      withPriority({ priority: 'high', flow }, () => limiter.take()).then(() => order.push(`${flow}${n}`));
+    const bulk = Array.from({ length: 6 }, (_, i) => call('bulk', i));
+    const small = call('small', 0);
+    await Promise.all([...bulk, small]);
+    expect(order.slice(0, 3)).toEqual(['bulk0', 'small0', 'bulk1']);
+  });
+
+  it('an explicit priority keeps the caller namespace', async () => {
+    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const order: string[] = [];
+    await limiter.take('high');
+    const call = (flow: string, n: number) =>
+      withPriority({ priority: 'high', flow }, () => limiter.take('low')).then(() =>
+        order.push(`${flow}${n}`),
+      );
+    await Promise.all([call('a', 0), call('a', 1), call('a', 2), call('b', 0)]);
+    expect(order).toEqual(['a0', 'b0', 'a1', 'a2']);
+  });
+
+  it('a raised caller is served by its new priority, in its own namespace', async () => {
+    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const order: string[] = [];
+    await limiter.take('high');
+    const cells = [0, 1, 2].map((n) => ({ priority: 'high' as Priority, flow: 'bulk', n }));
+    const edit = { priority: 'high' as Priority, flow: 'team', n: 0 };
+    const done = [...cells, edit].map((c) =>
+      withPriority(c, () => limiter.take()).then(() => order.push(`${c.flow}${c.n}`)),
+    );
+    edit.priority = 'urgent';
+    limiter.reprioritized();
+    expect(limiter.queued).toEqual({ urgent: 1, high: 3, low: 0 });
+    await Promise.all(done);
+    expect(order[0]).toBe('team0');
+  });
+
+  it('tells each call served and how long it waited', async () => {
+    const served: [Priority, number][] = [];
+    const limiter = new RateLimiter({
+      perMinute: 60,
+      burst: 1,
+      ...fakeClock(),
+      onServed: (p, ms) => served.push([p, ms]),
+    });
+    await Promise.all([limiter.take('high'), limiter.take('low')]);
+    expect(served.map(([p]) => p)).toEqual(['high', 'low']);
+    expect(served[0]![1]).toBe(0);
+    // one interval at 60 a minute with a burst of one (a little over a second)
+    expect(served[1]![1]).toBeGreaterThanOrEqual(1000);
+    expect(served[1]![1]).toBeLessThan(1100);
+  });
+});
+
+describe('fair share of the workers', () => {
+  it("a namespace's one object is handed out next, before another namespace's backlog", async () => {
+    const q = new WorkQueue({ name: 'test' });
+    for (let i = 0; i < 100; i++) q.add(`bulk/p${i}`);
+    q.add('small/p0');
+    expect(q.flows).toBe(2);
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['bulk/p0', 'small/p0', 'bulk/p1']);
+  });
+
+  it('an edit moved up goes to the urgent turn of its namespace', async () => {
+    const q = new WorkQueue({ name: 'test' });
+    for (let i = 0; i < 5; i++) q.add(`bulk/p${i}`, 'urgent');
+    q.add('team/p0', 'low');
+    q.add('team/p0', 'urgent');
+    expect([await q.get(), await q.get()]).toEqual(['bulk/p0', 'team/p0']);
+  });
+});
