@@ -96,6 +96,18 @@ export function buildTrace(input: TraceInput, kind: string, name: string): Trace
       )
     : undefined;
   const refsOf = (b: AnyBinding, o: KubeObject) => b.references?.(o.spec ?? {}) ?? [];
+  // objects never reconciled yet, oldest first: the operator serves a namespace's work in order
+  // of arrival and namespaces in turns, so those ahead in this namespace say roughly how long
+  const unreconciled = Object.values(input.objects)
+    .flat()
+    .filter((o) => !conditionOf(o, 'Ready'))
+    .map((o) => `${o.metadata.creationTimestamp ?? ''} ${o.metadata.name}`)
+    .sort();
+  const waitingMessage = (o: KubeObject): string => {
+    const ahead = unreconciled.indexOf(`${o.metadata.creationTimestamp ?? ''} ${o.metadata.name}`);
+    if (ahead <= 0) return 'no Ready condition yet: is the operator running?';
+    return `not reconciled yet: waiting for its turn behind ${ahead} object${ahead === 1 ? '' : 's'} of this namespace (namespaces take turns for the account's API budget: at 120 requests a minute, about ${Math.ceil(ahead / 2)} s or more)`;
+  };
 
   const objectNode = (b: AnyBinding, o: KubeObject, via: string | undefined): TraceNode => {
     const status = (o.status ?? {}) as {
@@ -121,7 +133,7 @@ export function buildTrace(input: TraceInput, kind: string, name: string): Trace
           ? { message: readyC.message }
           : readyC
             ? {}
-            : { message: 'no Ready condition yet: is the operator running?' }),
+            : { message: waitingMessage(o) }),
       ...(status.id ? { id: status.id } : {}),
       ...(o.metadata.creationTimestamp ? { age: age(o.metadata.creationTimestamp, input.now) } : {}),
       ...(via ? { via } : {}),

@@ -244,6 +244,19 @@ describe('buildTrace', () => {
     expect(traceExit(root)).toBe(EXIT.ok);
   });
 
+  it('an object not reconciled yet says how many of its namespace are ahead of it, oldest first', () => {
+    const objs = example();
+    const waiting = (name: string, s: number) => o(name, {}, {}, { creationTimestamp: ago(s) });
+    objs.IPPolicy = [...objs.IPPolicy!, waiting('p1', 40), waiting('p2', 30), waiting('p3', 20)];
+    expect(find(trace(input(objs), 'IPPolicy', 'p3'), 'IPPolicy', 'p3').message).toMatch(
+      /waiting for its turn behind 2 objects of this namespace .* about 1 s or more/,
+    );
+    // the first in line has nothing ahead of it: if it still waits, the operator is not serving
+    expect(find(trace(input(objs), 'IPPolicy', 'p1'), 'IPPolicy', 'p1').message).toBe(
+      'no Ready condition yet: is the operator running?',
+    );
+  });
+
   it("the root missing: undefined (exit 4 is the command's)", () => {
     expect(buildTrace(input(), 'HTTPSEdge', 'nope')).toBeUndefined();
     expect(buildTrace(input(), 'NoSuchKind', 'app')).toBeUndefined();
