@@ -170,4 +170,45 @@ describe('findConflict', () => {
     keys.of(objs, () => () => '');
     expect(calls).toBe(2);
   });
+
+  it('kept current from the changed keys alone: a new holder, a changed spec, an object gone', () => {
+    const keys = new ConflictKeys(RULE);
+    const byKey = new Map<string, KubeObject>();
+    const put = (o: KubeObject) => byKey.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+    const keyOf = (cidr: string) =>
+      RULE.conflict!.key(RULE.desired({ ipPolicyID: 'ipp_1', cidr, action: 'allow' } as never, () => ''));
+    const a = rule('a', '10.0.0.0/8', { id: 'ipr_a' });
+    put(a);
+    keys.of([...byKey.values()], () => () => '');
+    const b = rule('b', '10.0.0.0/8', { id: 'ipr_b' });
+    put(b);
+    keys.update(
+      ['team/b'],
+      (k) => byKey.get(k),
+      () => () => '',
+    );
+    expect(
+      keys
+        .holding(keyOf('10.0.0.0/8'))
+        .map((c) => c.obj.metadata.name)
+        .sort(),
+    ).toEqual(['a', 'b']);
+    put({ ...b, metadata: { ...b.metadata, generation: 2 }, spec: { ...b.spec, cidr: '10.2.0.0/16' } });
+    keys.update(
+      ['team/b'],
+      (k) => byKey.get(k),
+      () => () => '',
+    );
+    expect(keys.holding(keyOf('10.0.0.0/8')).map((c) => c.obj.metadata.name)).toEqual(['a']);
+    expect(keys.holding(keyOf('10.2.0.0/16')).map((c) => c.obj.metadata.name)).toEqual(['b']);
+    expect(keys.live.has(a.metadata.uid!)).toBe(true);
+    byKey.delete('team/a');
+    keys.update(
+      ['team/a'],
+      (k) => byKey.get(k),
+      () => () => '',
+    );
+    expect(keys.holding(keyOf('10.0.0.0/8'))).toEqual([]);
+    expect(keys.live.has(a.metadata.uid!)).toBe(false);
+  });
 });

@@ -43,8 +43,12 @@ export class ObjectCache {
     return undefined;
   };
 
-  /** Keeps the index of remote ids current with an informer event. */
+  /** Object keys changed since a kind's engine last asked, for the kinds that ask (conflicts). */
+  private readonly changed = new Map<string, Set<string>>();
+
+  /** Keeps the index of remote ids (and the changed keys) current with an informer event. */
   noteIds(kind: string, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
+    this.changed.get(kind)?.add(keyAt(obj.metadata.namespace, obj.metadata.name));
     const id = (obj.status as { id?: string } | undefined)?.id;
     const oldId = (old?.status as { id?: string } | undefined)?.id;
     if (oldId && oldId !== id) this.byId.delete(oldId);
@@ -97,6 +101,16 @@ export class ObjectCache {
       referrersOf: (k, ns, name) => this.opts.references.referrersOf(refOf(k, ns, name)),
       ownerState: this.ownerState,
       list: () => informers.flatMap((i) => i.list()),
+      changes: () => {
+        const keys = this.changed.get(kind);
+        if (!keys) {
+          this.changed.set(kind, new Set());
+          return undefined;
+        }
+        const out = [...keys];
+        keys.clear();
+        return out;
+      },
       managedElsewhere: this.managedElsewhere,
       get: (key) => {
         for (const i of informers) {

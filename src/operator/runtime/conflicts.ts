@@ -21,36 +21,94 @@ interface Candidate {
 
 /**
  * The conflict keys of the objects of a kind that hold their remote resource, recomputed only
- * when an object's spec or id changed since the last call.
+ * when an object's spec or id changed. Kept up to date from the cache's changes (`update`), so a
+ * reconcile costs the objects that changed since the last one, not every object of the kind:
+ * a scan per reconcile made a bulk apply of n objects cost n squared.
  */
 export class ConflictKeys {
-  private readonly byObject = new Map<string, { rv?: string; key?: string }>();
+  private readonly byObject = new Map<string, { rv: string; key?: string; obj: KubeObject }>();
+  /** Conflict key -> the object keys holding it. */
+  private readonly byKey = new Map<string, Set<string>>();
+  /** uids of every object of the kind in the cache (holding an id or not), and each object's. */
+  private readonly uids = new Set<string>();
+  private readonly uidOf = new Map<string, string>();
   private readonly binding: AnyBinding;
   constructor(binding: AnyBinding) {
     this.binding = binding;
   }
 
+  /** Every object of the kind at once; returns every candidate (tests, and a cache without a change feed). */
   of(objects: KubeObject[], ref: (o: KubeObject) => ResolveRef): Candidate[] {
+    const live = new Set(objects.map(keyOf));
+    for (const k of [...this.byObject.keys()]) if (!live.has(k)) this.set(k, undefined, ref);
+    for (const k of [...this.uidOf.keys()]) if (!live.has(k)) this.set(k, undefined, ref);
+    for (const obj of objects) this.set(keyOf(obj), obj, ref);
+    return [...this.byObject.values()].flatMap((e) =>
+      e.key === undefined ? [] : [{ obj: e.obj, key: e.key }],
+    );
+  }
+
+  /** The objects whose keys changed (added, updated or gone: `get` says which). */
+  update(
+    changed: Iterable<string>,
+    get: (key: string) => KubeObject | undefined,
+    ref: (o: KubeObject) => ResolveRef,
+  ): void {
+    for (const k of changed) this.set(k, get(k), ref);
+  }
+
+  /** The objects holding a conflict key. */
+  holding(key: string): Candidate[] {
     const out: Candidate[] = [];
-    const live = new Set<string>();
-    for (const obj of objects) {
-      const k = keyOf(obj);
-      live.add(k);
-      // Only objects that hold their resource (an id) take part: a key is computed once per
-      // spec, and a bulk apply of new objects costs no key each (two new objects that collide
-      // in the same breath meet the API's own refusal).
-      const id = (obj.status as { id?: string } | undefined)?.id;
-      if (!id) continue;
-      const version = `${obj.metadata.uid}/${obj.metadata.generation}/${id}`;
-      let e = this.byObject.get(k);
-      if (!e || e.rv !== version) {
-        e = { rv: version, key: this.keyOf(obj, ref(obj)) };
-        this.byObject.set(k, e);
-      }
-      if (e.key !== undefined) out.push({ obj, key: e.key });
+    for (const k of this.byKey.get(key) ?? []) {
+      const e = this.byObject.get(k);
+      if (e) out.push({ obj: e.obj, key });
     }
-    for (const k of this.byObject.keys()) if (!live.has(k)) this.byObject.delete(k);
     return out;
+  }
+
+  /** Whether an object of this uid is in the cache. */
+  readonly live = { has: (uid: string): boolean => this.uids.has(uid) };
+
+  private set(k: string, obj: KubeObject | undefined, ref: (o: KubeObject) => ResolveRef): void {
+    const e = this.byObject.get(k);
+    const uid = obj?.metadata.uid;
+    const oldUid = this.uidOf.get(k);
+    if (oldUid !== undefined && oldUid !== uid) {
+      this.uids.delete(oldUid);
+      this.uidOf.delete(k);
+    }
+    if (uid) {
+      this.uids.add(uid);
+      this.uidOf.set(k, uid);
+    }
+    // Only objects that hold their resource (an id) take part: a key is computed once per
+    // spec, and a bulk apply of new objects costs no key each (two new objects that collide
+    // in the same breath meet the API's own refusal).
+    const id = (obj?.status as { id?: string } | undefined)?.id;
+    const version = obj && id ? `${obj.metadata.uid}/${obj.metadata.generation}/${id}` : undefined;
+    if (e && e.rv === version) {
+      e.obj = obj!;
+      return;
+    }
+    if (e) {
+      this.unindex(k, e.key);
+      this.byObject.delete(k);
+    }
+    if (!obj || !version) return;
+    const key = this.keyOf(obj, ref(obj));
+    this.byObject.set(k, { rv: version, key, obj });
+    if (key !== undefined) {
+      const holders = this.byKey.get(key) ?? new Set();
+      this.byKey.set(key, holders.add(k));
+    }
+  }
+
+  private unindex(k: string, key: string | undefined): void {
+    if (key === undefined) return;
+    const holders = this.byKey.get(key);
+    holders?.delete(k);
+    if (holders && !holders.size) this.byKey.delete(key);
   }
 
   private keyOf(obj: KubeObject, ref: ResolveRef): string | undefined {
@@ -76,8 +134,8 @@ export function findConflict(input: {
   /** Self's remote id, if any (its own remote resource is no conflict). */
   selfId?: string;
   others: Candidate[];
-  /** uids of every object of the kind in the cache. */
-  live: Set<string>;
+  /** Whether an object of the kind with this uid is in the cache. */
+  live: { has(uid: string): boolean };
   /** Remote resources of the kind from the last bulk observation. */
   remotes: Iterable<{ id: string; remote: Record<string, unknown> & { metadata?: string } }>;
   clusterId: string;

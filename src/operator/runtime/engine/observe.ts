@@ -132,20 +132,23 @@ export class Conflicts {
     const c = binding.conflict;
     if (!c || !opts.cache.list) return undefined;
     const key = c.key(want.desired);
-    const objects = opts.cache.list();
     const ref = (o: KubeObject) => (kind: string, name: string) => {
       const target = (opts.cache.lookup(kind, o.metadata.namespace!, name)?.status as Status | undefined)?.id;
       if (!target) throw new Error(`${kind} ${name} has no id`);
       return target;
     };
+    // what changed since the last reconcile, or (the first time, or without a feed) every object
+    const changed = opts.cache.changes?.();
+    if (changed) this.keys.update(changed, opts.cache.get, ref);
+    else this.keys.of(opts.cache.list(), ref);
     return findConflict({
       binding,
       self: obj,
       key,
       holds: seen?.found && c.key(binding.observe(seen.remote)) === key ? seen.remote.id : undefined,
       selfId: id,
-      others: this.keys.of(objects, ref),
-      live: new Set(objects.map((o) => o.metadata.uid!)),
+      others: this.keys.holding(key),
+      live: this.keys.live,
       remotes: this.remotesByKey().get(key) ?? [],
       clusterId: opts.clusterId,
     });

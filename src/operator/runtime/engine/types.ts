@@ -17,6 +17,11 @@ export interface EngineCache {
   lookup(kind: string, namespace: string, name: string): KubeObject | undefined;
   /** Every object of the own kind in the cache (conflicts between objects). */
   list?(): KubeObject[];
+  /**
+   * Keys of the own kind's objects changed (added, updated, deleted) since the last call; the
+   * first call starts counting and answers undefined: read `list` once instead.
+   */
+  changes?(): string[] | undefined;
   /** The references another kind's object makes (cycle detection); undefined for an unknown kind. */
   referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
   /** Objects in the cluster that reference this one ("Kind name"), for reference-aware deletion. */
