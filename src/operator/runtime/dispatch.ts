@@ -23,9 +23,24 @@ export class Dispatch {
     this.o = o;
   }
 
+  /** By kind, the objects whose last status said Stalled/Conflict: a delete lets them go on. */
+  private readonly conflicted = new Map<string, Set<string>>();
+
+  private noteConflict(kind: string, type: 'add' | 'update' | 'delete', obj: KubeObject): void {
+    const stalled =
+      type !== 'delete' &&
+      (obj.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
+        (x) => x.type === 'Stalled' && x.reason === 'Conflict',
+      );
+    const set = this.conflicted.get(kind) ?? new Set<string>();
+    if (stalled) this.conflicted.set(kind, set.add(keyOf(obj)));
+    else set.delete(keyOf(obj));
+  }
+
   /** Handlers only enqueue. */
   onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
     this.o.cache.noteIds(c.binding.kind, type, obj, old);
+    if (c.binding.conflict) this.noteConflict(c.binding.kind, type, obj);
     // keep the reverse index of references current
     const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
     const before = this.o.references.set(c.binding.kind, keyOf(obj), refs);
@@ -63,15 +78,7 @@ export class Dispatch {
   private onDelete(c: Controller, obj: KubeObject): void {
     const key = keyOf(obj);
     // an object that collided with this one may go on now
-    if (c.binding.conflict)
-      for (const inf of c.informers)
-        for (const o of inf.list())
-          if (
-            (o.status?.conditions as { type: string; reason?: string }[] | undefined)?.some(
-              (x) => x.type === 'Stalled' && x.reason === 'Conflict',
-            )
-          )
-            c.queue.add(keyOf(o));
+    for (const k of this.conflicted.get(c.binding.kind) ?? []) c.queue.add(k);
     this.o.references.remove(c.binding.kind, key);
     c.engine.forget(key);
     c.engine.drop(key);
