@@ -10,7 +10,7 @@ import * as c from '../api/schemas/credentials.ts';
 import * as e from '../api/schemas/edges.ts';
 import { EDGE_MODULES, type EdgeFamily, ROUTE_MODULES } from '../api/schemas/edges.ts';
 import * as ip from '../api/schemas/ip.ts';
-import { AgentSpec } from './agents.ts';
+import { AgentSpec } from './agent-spec.ts';
 
 type Shape = z.core.$ZodLooseShape;
 const mask = (keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k, true as const]));
