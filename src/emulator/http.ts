@@ -26,52 +26,80 @@ function endSocket(socket: Duplex, err: EmulatorError): void {
 
 const pathRegex = (p: string) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}/?$`);
 
-export interface AppOptions {
-  logger?: boolean;
-  /** Request body limit in bytes (413 above it). */
-  bodyLimit: number;
+const send = (reply: FastifyReply, err: EmulatorError) => {
+  reply.code(err.status).headers(err.headers).send(err.body());
+};
+
+/**
+ * Errors the HTTP parser finds before any route runs (a malformed request, headers or a URI too
+ * large), answered on the socket. `awaitingBody`: the sockets whose request's headers arrived.
+ */
+const clientError = (awaitingBody: WeakSet<object>) => (err: NodeJS.ErrnoException, socket: Duplex) => {
+  // the connection ended inside a body (its headers complete): a body shorter than its
+  // Content-Length, which the public API calls an unreadable body (ERR_NGROK_212)
+  if (err.code === 'HPE_INVALID_EOF_STATE' && awaitingBody.has(socket))
+    return endSocket(
+      socket,
+      refuse('ERR_INVALID_CONTENT_LENGTH', {}, 'the body ended before its Content-Length'),
+    );
+  const [status, code, msg] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'ERR_HEADERS_TOO_LARGE', 'request header fields too large']
+      : err.code === 'HPE_URI_TOO_LONG'
+        ? [414, 'ERR_URI_TOO_LONG', 'the request URI is too long']
+        : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'ERR_REQUEST_TIMEOUT', 'the request took too long to arrive']
+          : [400, 'ERR_BAD_REQUEST', 'the request is not valid HTTP'];
+  endSocket(socket, new EmulatorError(status, code, msg));
+};
+
+/** Any error, the framework's too, as the API's error. */
+function apiError(
+  app: FastifyInstance,
+  bodyLimit: number,
+  err: FrameworkError,
+  req: FastifyRequest,
+): EmulatorError {
+  if (err instanceof EmulatorError) return err;
+  const path = req.url.split('?')[0]!;
+  switch (err.code) {
+    case 'FST_ERR_BAD_URL':
+      return new EmulatorError(
+        400,
+        'ERR_INVALID_PATH',
+        `the path ${path} is not valid: it has a malformed percent-encoding`,
+      );
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new EmulatorError(
+        414,
+        'ERR_URI_TOO_LONG',
+        `a segment of the path is longer than ${MAX_PATH_SEGMENT} characters`,
+      );
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return refuse('ERR_INVALID_CONTENT_LENGTH', {}, 'the request body does not match its Content-Length');
+  }
+  const status = err.statusCode ?? 500;
+  if (status === 413)
+    return new EmulatorError(413, 'ERR_BODY_TOO_LARGE', `the request body is larger than ${bodyLimit} bytes`);
+  if (status === 415) {
+    const type = req.headers['content-type'];
+    return type === undefined
+      ? refuse('ERR_MISSING_CONTENT_TYPE', {}, 'request bodies must be application/json')
+      : refuse('ERR_UNSUPPORTED_MEDIA_TYPE', { CTYPE: type }, 'request bodies must be application/json');
+  }
+  if (status >= 400 && status < 500) {
+    const code =
+      status === 400
+        ? 'ERR_BAD_REQUEST'
+        : `ERR_${STATUS_CODES[status]?.toUpperCase().replace(/\W+/g, '_') ?? status}`;
+    return new EmulatorError(status, code, err.message);
+  }
+  app.log.error(err);
+  return new EmulatorError(500, 'ERR_INTERNAL', 'internal error');
 }
 
-/** A Fastify instance without routes whose every framework answer is the API's. */
-export function createApp(opts: AppOptions): FastifyInstance {
-  const { bodyLimit } = opts;
-  /** Sockets whose current request's headers arrived: an end of input now is inside its body. */
-  const awaitingBody = new WeakSet<object>();
-  let closing = false;
-  const app = Fastify({
-    logger: opts.logger ?? false,
-    // Errors the HTTP parser finds before any route runs (a malformed request, headers or a
-    // URI too large) still get the API's error body.
-    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
-      // the connection ended inside a body (its headers complete): a body shorter than its
-      // Content-Length, which the public API calls an unreadable body (ERR_NGROK_212)
-      if (err.code === 'HPE_INVALID_EOF_STATE' && awaitingBody.has(socket))
-        return endSocket(
-          socket,
-          refuse('ERR_INVALID_CONTENT_LENGTH', {}, 'the body ended before its Content-Length'),
-        );
-      const [status, code, msg] =
-        err.code === 'HPE_HEADER_OVERFLOW'
-          ? [431, 'ERR_HEADERS_TOO_LARGE', 'request header fields too large']
-          : err.code === 'HPE_URI_TOO_LONG'
-            ? [414, 'ERR_URI_TOO_LONG', 'the request URI is too long']
-            : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-              ? [408, 'ERR_REQUEST_TIMEOUT', 'the request took too long to arrive']
-              : [400, 'ERR_BAD_REQUEST', 'the request is not valid HTTP'];
-      endSocket(socket, new EmulatorError(status, code, msg));
-    },
-    // What the router refuses before any route or hook runs (a malformed percent-encoding in
-    // the path, an overlong path segment) would otherwise get Fastify's own body.
-    frameworkErrors: (err, req, reply) => send(reply, apiError(err, req)),
-    // Node answers a request without Host itself (an empty 400): the hook below does, in the API's body.
-    http: { requireHostHeader: false },
-    // Requests that arrive while closing: Fastify's own 503 body otherwise (the hook below answers).
-    return503OnClosing: false,
-    bodyLimit,
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
-  });
-  // Node's own answers, outside Fastify: an Expect it cannot meet (417) and CONNECT (the
-  // socket would just be closed).
+/** Node's own answers, outside Fastify: an Expect it cannot meet (417) and CONNECT (the socket would just be closed). */
+function nodeAnswers(app: FastifyInstance): void {
   app.server.on('checkExpectation', (req, res) => {
     const err = new EmulatorError(
       417,
@@ -92,7 +120,10 @@ export function createApp(opts: AppOptions): FastifyInstance {
       new EmulatorError(405, 'ERR_METHOD_NOT_ALLOWED', `CONNECT is not allowed on ${req.url ?? ''}`),
     ),
   );
-  // Only JSON bodies: Fastify's built-in text/plain parser would hand a string to the handlers.
+}
+
+/** Only JSON bodies: Fastify's built-in text/plain parser would hand a string to the handlers. */
+function jsonBodiesOnly(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     if (body === '') return done(null, undefined);
@@ -105,68 +136,10 @@ export function createApp(opts: AppOptions): FastifyInstance {
       );
     }
   });
+}
 
-  const send = (reply: FastifyReply, err: EmulatorError) => {
-    reply.code(err.status).headers(err.headers).send(err.body());
-  };
-  /** Any error, the framework's too, as the API's error. */
-  const apiError = (err: FrameworkError, req: FastifyRequest): EmulatorError => {
-    if (err instanceof EmulatorError) return err;
-    const path = req.url.split('?')[0]!;
-    switch (err.code) {
-      case 'FST_ERR_BAD_URL':
-        return new EmulatorError(
-          400,
-          'ERR_INVALID_PATH',
-          `the path ${path} is not valid: it has a malformed percent-encoding`,
-        );
-      case 'FST_ERR_MAX_PARAM_LENGTH':
-        return new EmulatorError(
-          414,
-          'ERR_URI_TOO_LONG',
-          `a segment of the path is longer than ${MAX_PATH_SEGMENT} characters`,
-        );
-      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-        return refuse('ERR_INVALID_CONTENT_LENGTH', {}, 'the request body does not match its Content-Length');
-    }
-    const status = err.statusCode ?? 500;
-    if (status === 413)
-      return new EmulatorError(
-        413,
-        'ERR_BODY_TOO_LARGE',
-        `the request body is larger than ${bodyLimit} bytes`,
-      );
-    if (status === 415) {
-      const type = req.headers['content-type'];
-      return type === undefined
-        ? refuse('ERR_MISSING_CONTENT_TYPE', {}, 'request bodies must be application/json')
-        : refuse('ERR_UNSUPPORTED_MEDIA_TYPE', { CTYPE: type }, 'request bodies must be application/json');
-    }
-    if (status >= 400 && status < 500) {
-      const code =
-        status === 400
-          ? 'ERR_BAD_REQUEST'
-          : `ERR_${STATUS_CODES[status]?.toUpperCase().replace(/\W+/g, '_') ?? status}`;
-      return new EmulatorError(status, code, err.message);
-    }
-    app.log.error(err);
-    return new EmulatorError(500, 'ERR_INTERNAL', 'internal error');
-  };
-  app.setErrorHandler((err: FrameworkError, req, reply) => send(reply, apiError(err, req)));
-  app.addHook('preClose', (done) => {
-    closing = true;
-    done();
-  });
-  app.addHook('onRequest', async (req, reply) => {
-    awaitingBody.add(req.raw.socket);
-    if (closing) {
-      reply.header('connection', 'close');
-      throw new EmulatorError(503, 'ERR_SERVICE_UNAVAILABLE', 'the emulator is shutting down');
-    }
-    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined)
-      throw new EmulatorError(400, 'ERR_BAD_REQUEST', 'missing Host header (HTTP/1.1 requires it)');
-  });
-
+/** A path the API has with another method (405, naming the methods it takes), or no such path (404). */
+function unknownRoutes(app: FastifyInstance): void {
   const table = flattenOperations();
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;
@@ -188,7 +161,51 @@ export function createApp(opts: AppOptions): FastifyInstance {
       ),
     );
   });
+}
 
+export interface AppOptions {
+  logger?: boolean;
+  /** Request body limit in bytes (413 above it). */
+  bodyLimit: number;
+}
+
+/** A Fastify instance without routes whose every framework answer is the API's. */
+export function createApp(opts: AppOptions): FastifyInstance {
+  const { bodyLimit } = opts;
+  /** Sockets whose current request's headers arrived: an end of input now is inside its body. */
+  const awaitingBody = new WeakSet<object>();
+  let closing = false;
+  const app = Fastify({
+    logger: opts.logger ?? false,
+    clientErrorHandler: clientError(awaitingBody),
+    // What the router refuses before any route or hook runs (a malformed percent-encoding in
+    // the path, an overlong path segment) would otherwise get Fastify's own body.
+    frameworkErrors: (err, req, reply) => send(reply, apiError(app, bodyLimit, err, req)),
+    // Node answers a request without Host itself (an empty 400): the hook below does, in the API's body.
+    http: { requireHostHeader: false },
+    // Requests that arrive while closing: Fastify's own 503 body otherwise (the hook below answers).
+    return503OnClosing: false,
+    bodyLimit,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_SEGMENT },
+  });
+  nodeAnswers(app);
+  jsonBodiesOnly(app);
+  app.setErrorHandler((err: FrameworkError, req, reply) => send(reply, apiError(app, bodyLimit, err, req)));
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', async (req, reply) => {
+    awaitingBody.add(req.raw.socket);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new EmulatorError(503, 'ERR_SERVICE_UNAVAILABLE', 'the emulator is shutting down');
+    }
+    if (req.raw.httpVersion === '1.1' && req.headers.host === undefined)
+      throw new EmulatorError(400, 'ERR_BAD_REQUEST', 'missing Host header (HTTP/1.1 requires it)');
+  });
+
+  unknownRoutes(app);
   app.addHook('onResponse', async (req) => {
     awaitingBody.delete(req.raw.socket);
   });

@@ -18,7 +18,7 @@ const mask = (keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k,
 const stored = (resource: z.ZodObject, rendered: readonly string[], instead: Shape = {}) =>
   resource.omit(mask([...('uri' in resource.shape ? ['uri'] : []), ...rendered]) as never).extend(instead);
 
-/** Fields storing a module always fills in (modules.ts storeModule) and rendering relies on. */
+/** Fields storing a module always fills in (handlers/modules.ts storeModule) and rendering relies on. */
 const headers = { add: z.record(z.string(), z.string()), remove: z.array(z.string()) };
 const STORED_DEFAULTS: Record<string, Shape> = { request_headers: headers, response_headers: headers };
 
