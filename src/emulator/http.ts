@@ -175,7 +175,7 @@ export function createApp(opts: AppOptions): FastifyInstance {
   /** Sockets whose current request's headers arrived: an end of input now is inside its body. */
   const awaitingBody = new WeakSet<object>();
   let closing = false;
-  const app = Fastify({
+  const app: FastifyInstance = Fastify({
     logger: opts.logger ?? false,
     clientErrorHandler: clientError(awaitingBody),
     // What the router refuses before any route or hook runs (a malformed percent-encoding in
