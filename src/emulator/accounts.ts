@@ -2,13 +2,31 @@
 // of --account NAME=KEY, each with its own records and its own request budget. A key belongs
 // to one account; what an account's key asks for is looked up in that account only, so an id
 // of another account answers as an unknown id does.
-import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from './defaults.ts';
+import { z } from 'zod';
+import { ACCOUNT_NAME, DEFAULT_ACCOUNT, DEFAULT_API_KEY } from './defaults.ts';
 
-/** A key the emulator accepts: whose it is, whether it may act for others, and its account. */
-export interface AccountKey {
+/** An API key of the default account: whose it is and whether it may act for others. */
+export interface ApiKey {
   key: string;
   ownerId: string;
   admin: boolean;
+}
+
+/** `--keys-file`: {keys: [{key, owner_id, admin}]} in YAML or JSON. */
+export const KeysFile = z.strictObject({
+  keys: z
+    .array(
+      z.strictObject({
+        key: z.string().min(1),
+        owner_id: z.string().regex(/^(usr|bot)_[A-Za-z0-9]+$/, 'must be a user (usr_) or bot (bot_) id'),
+        admin: z.boolean().default(false),
+      }),
+    )
+    .min(1),
+});
+
+/** A key the emulator accepts: whose it is, whether it may act for others, and its account. */
+export interface AccountKey extends ApiKey {
   account: string;
 }
 
@@ -50,6 +68,28 @@ export function checkAccounts(
     if (other !== undefined) throw new AccountError(`${at}: its key is already the key of account ${other}`);
     owner.set(key, name);
   }
+}
+
+/**
+ * Every key the emulator accepts: the default account's (a plain string is a key owned by
+ * usr_emulator with admin rights; none given, DEFAULT_API_KEY), then one per other account,
+ * checked (throws AccountError). The default account's first key comes first.
+ */
+export function accountKeys(
+  apiKeys: readonly (ApiKey | string)[] | undefined,
+  accounts: Readonly<Record<string, string>> = {},
+): AccountKey[] {
+  const keys: AccountKey[] = (apiKeys?.length ? apiKeys : [DEFAULT_API_KEY]).map((k) => ({
+    ...(typeof k === 'string' ? { key: k, ownerId: 'usr_emulator', admin: true } : k),
+    account: DEFAULT_ACCOUNT,
+  }));
+  const extra = Object.entries(accounts);
+  checkAccounts(
+    extra,
+    keys.map((k) => k.key),
+  );
+  for (const [account, key] of extra) keys.push({ key, ownerId: 'usr_emulator', admin: true, account });
+  return keys;
 }
 
 /** `--account NAME=KEY` values, in order: the accounts they name, checked (throws AccountError). */

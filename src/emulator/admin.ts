@@ -2,12 +2,13 @@
 // faults, the clock, a reset and the request counters. What holds records (state, agents, reset)
 // acts on one account: `?account=NAME`, the default account without it (reset: every account).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { AgentSpec, addAgent, removeAgent } from './agents.ts';
+import { AgentSpec } from './agent-spec.ts';
 import type { Ctx } from './context.ts';
 import type { RequestCounters } from './counters.ts';
 import { DEFAULT_ACCOUNT } from './defaults.ts';
 import { EmulatorError } from './errors.ts';
 import { FaultConfig, type Faults } from './faults.ts';
+import { addAgent, removeAgent } from './handlers/agents.ts';
 import { STORED_RECORDS } from './records.ts';
 import type { Store } from './store.ts';
 import { zodToApiError } from './validation.ts';

@@ -1,10 +1,5 @@
-export { AgentSpec, AgentsFile } from './agents.ts';
+export { type ApiKey, KeysFile } from './accounts.ts';
+export { AgentSpec, AgentsFile } from './agent-spec.ts';
+export { DEFAULT_ACCOUNT, DEFAULT_API_KEY } from './defaults.ts';
 export { FaultConfig } from './faults.ts';
-export {
-  type ApiKey,
-  DEFAULT_ACCOUNT,
-  DEFAULT_API_KEY,
-  type Emulator,
-  type EmulatorOptions,
-  startEmulator,
-} from './server.ts';
+export { type Emulator, type EmulatorOptions, startEmulator } from './server.ts';

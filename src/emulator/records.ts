@@ -10,7 +10,7 @@ import * as c from '../api/schemas/credentials.ts';
 import * as e from '../api/schemas/edges.ts';
 import { EDGE_MODULES, type EdgeFamily, ROUTE_MODULES } from '../api/schemas/edges.ts';
 import * as ip from '../api/schemas/ip.ts';
-import { AgentSpec } from './agents.ts';
+import { AgentSpec } from './agent-spec.ts';
 
 type Shape = z.core.$ZodLooseShape;
 const mask = (keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k, true as const]));
@@ -18,7 +18,7 @@ const mask = (keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k,
 const stored = (resource: z.ZodObject, rendered: readonly string[], instead: Shape = {}) =>
   resource.omit(mask([...('uri' in resource.shape ? ['uri'] : []), ...rendered]) as never).extend(instead);
 
-/** Fields storing a module always fills in (modules.ts storeModule) and rendering relies on. */
+/** Fields storing a module always fills in (handlers/modules.ts storeModule) and rendering relies on. */
 const headers = { add: z.record(z.string(), z.string()), remove: z.array(z.string()) };
 const STORED_DEFAULTS: Record<string, Shape> = { request_headers: headers, response_headers: headers };
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
+import type { ApiKey } from '../../emulator/accounts.ts';
 import { DEFAULT_API_KEY } from '../../emulator/defaults.ts';
-import type { ApiKey } from '../../emulator/server.ts';
 import { CliError, EXIT } from '../io.ts';
 
 /** KEY, KEY:OWNER or KEY:OWNER:admin */
@@ -70,9 +70,9 @@ export function emulatorCommand(): Command {
     .option('--log', 'log every request (JSON)')
     .action(async (o) => {
       // loaded when used: the operator and the other commands do not carry the server's code
-      const { AgentsFile } = await import('../../emulator/agents.ts');
-      const { KeysFile, startEmulator } = await import('../../emulator/server.ts');
-      const { AccountError, parseAccountFlags } = await import('../../emulator/accounts.ts');
+      const { AgentsFile } = await import('../../emulator/agent-spec.ts');
+      const { startEmulator } = await import('../../emulator/server.ts');
+      const { AccountError, KeysFile, parseAccountFlags } = await import('../../emulator/accounts.ts');
       const port = Number(o.port);
       if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
         throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);

@@ -1,22 +1,15 @@
 // Route and edge modules: what is stored (the input with defaults) and what is returned.
 import { createPublicKey } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
-import { SAML_DEFAULT_NAMEID_FORMAT } from '../api/limits.ts';
-import { selfSignedPem } from '../util/x509.ts';
-import { type Ctx, ref } from './context.ts';
-import { type EmulatorError, refuse } from './errors.ts';
-import type { Rec } from './store.ts';
+import { SAML_DEFAULT_NAMEID_FORMAT } from '../../api/limits.ts';
+import { selfSignedPem } from '../../util/x509.ts';
+import { type Ctx, ref } from '../context.ts';
+import { EmulatorError, refuse } from '../errors.ts';
+import type { Rec } from '../store.ts';
+import { BACKEND_COLLS, mustExist } from './common.ts';
+import type { Handler } from './crud.ts';
 
 type M = Record<string, unknown>;
-export const BACKEND_COLLS = ['tunnelGroupBackends', 'weightedBackends', 'httpResponseBackends'];
-export const findBackend = (ctx: Ctx, id: string) =>
-  BACKEND_COLLS.map((c) => ctx.store.get(c, id)).find(Boolean);
-
-/** Refuses with `refusal` unless a record of `coll` has this id. */
-export function mustExist(ctx: Ctx, coll: string | string[], id: string, refusal: () => EmulatorError): void {
-  const colls = Array.isArray(coll) ? coll : [coll];
-  if (!colls.some((c) => ctx.store.get(c, id))) throw refusal();
-}
 
 const SESSION_DEFAULTS = {
   options_passthrough: false,
@@ -116,6 +109,57 @@ export function renderModule(ctx: Ctx, name: string, m: M | null | undefined, ow
     default:
       return { ...m };
   }
+}
+
+/** Inline modules given at create: validated and stored like a PUT. */
+export async function inlineModules(ctx: Ctx, names: readonly string[], body: M, owner: Rec): Promise<M> {
+  const modules: M = {};
+  for (const n of names) {
+    const v = body[n];
+    if (v) modules[n] = await storeModule(ctx, n, v as M, owner);
+  }
+  return modules;
+}
+
+/** Each of `names` as a top-level field of the owner (null where it has none). */
+export const renderModules = (ctx: Ctx, names: readonly string[], rec: Rec) =>
+  Object.fromEntries(
+    names.map((n) => [n, renderModule(ctx, n, (rec.modules as M | undefined)?.[n] as M, rec)]),
+  );
+
+/** PUT, GET and DELETE of one module of the records `load` finds in `coll` (an edge's, a route's). */
+export function moduleHandlers(
+  coll: string,
+  name: string,
+  load: (ctx: Ctx, p: Record<string, string>) => Rec,
+  /** What the module's owner must still satisfy with the module in place. */
+  allowed?: (ctx: Ctx, rec: Rec, mods: M) => void,
+): Record<string, Handler> {
+  const get = (ctx: Ctx, p: Record<string, string>) => {
+    const rec = load(ctx, p);
+    return { rec, mods: { ...((rec.modules as M | undefined) ?? {}) } };
+  };
+  return {
+    put: async (ctx, p, body) => {
+      const { rec, mods } = get(ctx, p);
+      mods[name] = await storeModule(ctx, name, body, rec, mods[name] as M);
+      allowed?.(ctx, rec, mods);
+      ctx.store.put(coll, { ...rec, modules: mods });
+      return { status: 200, body: renderModule(ctx, name, mods[name] as M, rec) };
+    },
+    get: (ctx, p) => {
+      const { rec, mods } = get(ctx, p);
+      if (!mods[name])
+        throw new EmulatorError(404, 'ERR_MODULE_NOT_CONFIGURED', `${name} is not configured on ${rec.id}`);
+      return { status: 200, body: renderModule(ctx, name, mods[name] as M, rec) };
+    },
+    delete: (ctx, p) => {
+      const { rec, mods } = get(ctx, p);
+      delete mods[name];
+      ctx.store.put(coll, { ...rec, modules: mods });
+      return { status: 204 };
+    },
+  };
 }
 
 // --- what the API refuses in a module beyond its schema (the emulator's side only: admission

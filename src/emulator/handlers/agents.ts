@@ -1,48 +1,13 @@
 // Simulated agents: each online agent has one tunnel session and its tunnels. Commands
 // behave as the spec says; the update/restart dance uses the emulator's clock.
-import { z } from 'zod';
-import { ID_PREFIX } from '../api/limits.ts';
-import { type Ctx, iso, ref } from './context.ts';
-import { notFound, refuse } from './errors.ts';
-import { newId } from './ids.ts';
-import { type Handler, page as list } from './resources.ts';
-import type { Rec } from './store.ts';
-
-export const AgentTunnelSpec = z.strictObject({
-  labels: z.record(z.string(), z.string()).optional(),
-  forwards_to: z.string(),
-  proto: z.enum(['http', 'https', 'tcp', 'tls']).optional(),
-  public_url: z.string().optional(),
-  metadata: z.string().optional(),
-});
-export const AgentSpec = z.strictObject({
-  name: z.string().min(1),
-  os: z.string().default('linux'),
-  agent_version: z
-    .string()
-    .regex(/^\d+\.\d+\.\d+$/, 'must be a semantic version like 3.5.0')
-    .default('3.5.0'),
-  region: z.string().default('us'),
-  transport: z.enum(['service/v2', 'ssh']).default('service/v2'),
-  ip: z.string().default('203.0.113.10'),
-  credential_id: z.string().default('cr_emulator'),
-  metadata: z.string().default(''),
-  update: z
-    .strictObject({
-      /** The newest version the update channel offers (may be a new major; it is never taken). */
-      available_version: z.string().optional(),
-      checks_disabled: z.boolean().default(false),
-      /** How long an update takes before the agent is "updated, not restarted". */
-      duration_ms: z.number().int().min(0).default(3000),
-    })
-    .default({ checks_disabled: false, duration_ms: 3000 }),
-  tunnels: z.array(AgentTunnelSpec).default([]),
-});
-export type AgentSpec = z.infer<typeof AgentSpec>;
-/** `--agents`: each agent runs in the default account unless it names another (`account`). */
-export const AgentsFile = z.strictObject({
-  agents: z.array(AgentSpec.extend({ account: z.string().optional() })),
-});
+import { ID_PREFIX } from '../../api/limits.ts';
+import { AgentSpec } from '../agent-spec.ts';
+import { type Ctx, iso, ref } from '../context.ts';
+import { notFound, refuse } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { Rec } from '../store.ts';
+import { labelsMatch } from './common.ts';
+import { type Handler, page as list } from './crud.ts';
 
 const AGENTS = 'agents';
 const SESSIONS = 'tunnelSessions';
@@ -156,13 +121,9 @@ function renderTunnel(ctx: Ctx, t: Rec) {
   const backends = t.labels
     ? ctx.store
         .all('tunnelGroupBackends')
-        .filter((b) => {
-          const want = b.labels as Record<string, string> | null;
-          const have = t.labels as Record<string, string>;
-          return (
-            !!want && Object.keys(want).length > 0 && Object.entries(want).every(([k, v]) => have[k] === v)
-          );
-        })
+        .filter((b) =>
+          labelsMatch(b.labels as Record<string, string> | null, t.labels as Record<string, string>),
+        )
         .map((b) => ref(ctx, b.id))
     : undefined;
   return {
