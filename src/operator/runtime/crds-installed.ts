@@ -50,19 +50,16 @@ export async function waitForCrds(o: {
     try {
       missing = await missingKinds(o.kube, o.plurals);
     } catch (err) {
-      // discovery refused (it is open to every authenticated user by default): start, and
-      // let the watches say what they meet
-      if (!isTransient(err)) {
+      // No answer (the API server away: the informers retry, and /healthz fails if that
+      // lasts), or discovery refused (it is open to every authenticated user by default):
+      // start, and let the watches say what they meet.
+      if (!isTransient(err))
         o.log.warn(
           { err: (err as Error).message },
           'cannot ask API discovery whether the CRDs are installed',
         );
-        o.onMissing(undefined);
-        return;
-      }
-      // the API server away: the next look says more
-      await o.sleep(o.intervalMs ?? CRD_RECHECK_MS);
-      continue;
+      o.onMissing(undefined);
+      return;
     }
     if (!missing.length) {
       if (said) o.log.info({ kinds: o.plurals.length }, 'CRDs installed: starting');
