@@ -21,6 +21,7 @@ afterEach(async () => {
 describe('started before its CRDs', () => {
   it('not ready, naming the missing CRDs and how to install them, until discovery serves them', async () => {
     let served: string[] | undefined;
+    let initializing = false;
     const lists: string[] = [];
     const kube = {
       request: async (_m: string, path: string) => {
@@ -29,6 +30,9 @@ describe('started before its CRDs', () => {
         return { resources: served.map((name) => ({ name })) };
       },
       list: async (r: { plural: string }) => {
+        // just established: the API server's storage for the kind is not up yet
+        if (initializing && r.plural !== 'secrets')
+          throw new KubeError(429, `GET ${r.plural}: 429 storage is (re)initializing`);
         lists.push(r.plural);
         return { metadata: { resourceVersion: '1' }, items: [] };
       },
@@ -61,7 +65,7 @@ describe('started before its CRDs', () => {
       leaderElection: { enabled: false, namespace: 'ns', name: 'x' },
       probes,
     });
-    // discovery is asked again every 5 s (CRD_RECHECK_MS): the test waits that long twice
+    // discovery is asked again every 5 s (CRD_RECHECK_MS): the test waits that long, thrice
     const started = m.start();
     stop = async () => {
       await m.stop();
@@ -86,14 +90,20 @@ describe('started before its CRDs', () => {
     expect(lines.filter((l) => l.msg.startsWith('CRDs not installed'))).toHaveLength(2);
     expect(lists).toEqual([]);
 
+    // all served, their storage not answering yet: still waiting, no watch opened
+    initializing = true;
     served = all;
-    await started.then(
-      () => undefined,
-      () => undefined,
-    );
+    await new Promise((r) => setTimeout(r, 5500));
+    expect(await readyz()).toMatchObject({
+      status: 503,
+      body: expect.stringContaining('CRDs installed; waiting for the API server to serve'),
+    });
+    expect(lists).toEqual([]);
+    initializing = false;
+    await started;
     await new Promise((r) => setTimeout(r, 100));
     expect(await readyz()).toEqual({ status: 200, body: 'ok' });
     expect(new Set(lists)).toEqual(new Set([...all, 'secrets']));
     expect(lines.filter((l) => l.msg === 'CRDs installed: starting')).toHaveLength(1);
-  }, 20_000);
+  }, 30_000);
 });

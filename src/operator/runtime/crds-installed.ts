@@ -5,11 +5,13 @@
 // says once which CRDs are missing and how to install them, is not ready while they are, and
 // starts once they are there.
 import type { Logger } from 'pino';
-import { GROUP, VERSION } from './constants.ts';
-import { isKubeNotFound, isTransient, type Kube } from './kube.ts';
+import { GROUP, managedResource, VERSION } from './constants.ts';
+import { isKubeNotFound, isTransient, type Kube, KubeError } from './kube.ts';
 
 /** How often discovery is asked again while CRDs are missing. */
 export const CRD_RECHECK_MS = 5000;
+/** How often a kind just established is listed again until its storage answers. */
+const STORAGE_RECHECK_MS = 500;
 
 /** The plurals among `plurals` that the API server does not serve in edge.tunnel.dev/v1alpha1. */
 export async function missingKinds(kube: Pick<Kube, 'request'>, plurals: string[]): Promise<string[]> {
@@ -25,6 +27,27 @@ export async function missingKinds(kube: Pick<Kube, 'request'>, plurals: string[
   }
 }
 
+/**
+ * The kinds whose list is not answered yet: for a moment after a CRD is established the API
+ * server answers 429 "storage is (re)initializing" (or 404). Any other answer (a list, 403)
+ * is the informers' to meet.
+ */
+async function notListable(
+  kube: Pick<Kube, 'list'>,
+  plurals: string[],
+  namespace: string | undefined,
+): Promise<string[]> {
+  const waiting = await Promise.all(
+    plurals.map((p) =>
+      kube.list(managedResource(p), namespace, { limit: 1 }).then(
+        () => false,
+        (err) => err instanceof KubeError && (err.status === 429 || err.status === 404),
+      ),
+    ),
+  );
+  return plurals.filter((_, i) => waiting[i]);
+}
+
 /** What the log line and /readyz say while CRDs are missing. */
 export const missingMessage = (missing: string[]) =>
   `CRDs not installed: ${missing.map((p) => `${p}.${GROUP}`).join(', ')}; install them with ` +
@@ -36,8 +59,10 @@ export const missingMessage = (missing: string[]) =>
  * changes); `onMissing` gets the reason while waiting and undefined once they are there.
  */
 export async function waitForCrds(o: {
-  kube: Pick<Kube, 'request'>;
+  kube: Pick<Kube, 'request' | 'list'>;
   plurals: string[];
+  /** Where the kinds are listed once served (a watched namespace; undefined: all). */
+  namespace?: string;
   log: Logger;
   sleep: (ms: number) => Promise<void>;
   stopped: () => boolean;
@@ -62,6 +87,13 @@ export async function waitForCrds(o: {
       return;
     }
     if (!missing.length) {
+      // just established: the watches start once each kind's storage answers (no failed watch)
+      const starting = said ? await notListable(o.kube, o.plurals, o.namespace) : [];
+      if (starting.length) {
+        o.onMissing(`CRDs installed; waiting for the API server to serve ${starting.join(', ')}`);
+        await o.sleep(STORAGE_RECHECK_MS);
+        continue;
+      }
       if (said) o.log.info({ kinds: o.plurals.length }, 'CRDs installed: starting');
       o.onMissing(undefined);
       return;

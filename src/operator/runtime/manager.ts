@@ -182,6 +182,7 @@ export class Manager {
     await waitForCrds({
       kube: this.opts.kube,
       plurals: this.opts.bindings.map((b) => b.plural),
+      namespace: this.opts.namespaces[0],
       log: this.opts.log,
       sleep: (ms) => this.timers.sleep(ms),
       stopped: () => this.stopping,
