@@ -5,6 +5,7 @@ import { VERSION } from '../version.ts';
 import { ApiError, type ApiErrorBody } from './errors.ts';
 import type { Method } from './operations.ts';
 import { type Priority, RateLimiter } from './rate-limiter.ts';
+import { redactCredentials } from './redact.ts';
 
 export const USER_AGENT = `edge-operator/${VERSION} (node ${process.versions.node})`;
 export const SERVICE_VERSION = '2';
@@ -298,7 +299,10 @@ export class Transport {
       } catch {
         // HTML from a proxy or a web page, say: not the API, whatever the status. Never a 404
         // that reads as "deleted", never a success.
-        const reason = notTheApi(res.statusCode, res.headers['content-type'], text);
+        const reason = redactCredentials(
+          notTheApi(res.statusCode, res.headers['content-type'], text),
+          this.apiKey,
+        );
         this.wentAway(reason);
         throw new ApiError({
           status: res.statusCode,
@@ -314,14 +318,16 @@ export class Transport {
       }
 
       const body =
-        parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as ApiErrorBody) : undefined;
+        parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+          ? this.redacted(parsed as ApiErrorBody)
+          : undefined;
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
       const error = new ApiError({
         status: res.statusCode,
         operation: spec.operation,
         resourceId: spec.resourceId,
         body,
-        text: body ? undefined : text.slice(0, 200),
+        text: body ? undefined : redactCredentials(text, this.apiKey).slice(0, 200),
         retryAfterMs,
       });
       // A 429 was refused before any work was done: safe to retry even a create.
@@ -336,6 +342,11 @@ export class Transport {
       this.opts.onRetry?.({ ...event(res.statusCode), delayMs, reason: `HTTP ${res.statusCode}` });
       await sleep(delayMs, spec.signal);
     }
+  }
+
+  /** An error body with no part of an API key in its message (an authentication error quotes one). */
+  private redacted(body: ApiErrorBody): ApiErrorBody {
+    return typeof body.msg === 'string' ? { ...body, msg: redactCredentials(body.msg, this.apiKey) } : body;
   }
 
   async close(): Promise<void> {

@@ -185,6 +185,63 @@ describe.skipIf(!!skipReason)('tenancy: one namespace cannot reach another', () 
     await expect(w.api.ipPolicies.get(id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('a status.id written through the status subresource deletes nothing of another namespace: the delete takes only its own resource', async () => {
+    await w.kube.create(P, attacker, obj('IPPolicy', attacker, 'decoy', {}));
+    const decoy = await waitFor('decoy Ready', async () => {
+      const x = await get(P, attacker, 'decoy');
+      return ready(x) ? x : undefined;
+    });
+    const ownId = (decoy.status as { id: string }).id;
+    // what a tenant with a wildcard role on edge.tunnel.dev may do
+    await w.kube.patch(P, attacker, 'decoy', { status: { id: ids.policy } }, 'merge', 'status');
+    const o = await stalled(P, attacker, 'decoy');
+    expect(condition(o, 'Stalled')).toMatchObject({
+      reason: 'OwnedElsewhere',
+      message: `${ids.policy} is managed by an object in another namespace; not taking it over`,
+    });
+    await w.kube.delete(P, attacker, 'decoy');
+    await waitFor('decoy gone', async () => !(await get(P, attacker, 'decoy')));
+    // the other namespace's policy is still there (GET 200) and its object Ready
+    await expect(w.api.ipPolicies.get(ids.policy!)).resolves.toMatchObject({ id: ids.policy });
+    expect(await victimState()).toEqual(before);
+    // the decoy's own resource, found by its owner marker, went with it
+    await expect(w.api.ipPolicies.get(ownId)).rejects.toMatchObject({ status: 404 });
+    // Events go out one at a time, behind the object's writes
+    const event = await waitFor('an OwnedElsewhere Event', async () =>
+      (
+        (await w.kube.list(EVENTS, attacker)).items as unknown as {
+          reason: string;
+          type: string;
+          message: string;
+          involvedObject: { name: string };
+        }[]
+      ).find(
+        (e) =>
+          e.involvedObject.name === 'decoy' &&
+          e.reason === 'OwnedElsewhere' &&
+          e.message.includes('not deleting'),
+      ),
+    );
+    expect(event).toMatchObject({
+      type: 'Warning',
+      message: `${ids.policy} is managed by an object in another namespace; not deleting it`,
+    });
+    // the id still counts as the other namespace's: a raw-id reference to it is refused
+    await w.kube.create(
+      R,
+      attacker,
+      obj('IPPolicyRule', attacker, 'after-decoy', {
+        ipPolicyID: ids.policy!,
+        cidr: '0.0.0.0/0',
+        action: 'allow',
+      }),
+    );
+    expect(condition(await stalled(R, attacker, 'after-decoy'), 'Stalled')?.reason).toBe(
+      'ReferenceNotAllowed',
+    );
+    await w.kube.delete(R, attacker, 'after-decoy');
+  });
+
   it('deleting the attacker’s objects (finalizers removed first, or not) leaves the other namespace as it was', async () => {
     await w.kube.patch(S, attacker, 'steal-ssh', { metadata: { finalizers: null } });
     for (const [r, n] of [

@@ -37,6 +37,8 @@ const healthyKube = {
     }),
   patch: async () => ({}),
   create: async () => ({}),
+  // API discovery: every kind's CRD is installed
+  request: async () => ({ resources: BINDINGS.map((b) => ({ name: b.plural })) }),
 };
 /** An API server that went away: a real client against a port where nothing listens. */
 function deadKube(): Kube {

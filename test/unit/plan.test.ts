@@ -11,6 +11,7 @@ import {
 } from '../../src/operator/runtime/constants.ts';
 import {
   deleteFailure,
+  deleteGuard,
   digestsOf,
   driftOf,
   moduleChanges,
@@ -626,6 +627,78 @@ describe('planFinalize: deletion', () => {
   it('InUse with exactly 10 referrers lists them all', () => {
     const d = del({}, { referrers: many.slice(0, 10) });
     expect(d).toMatchObject({ message: expect.not.stringContaining('more') });
+  });
+});
+
+describe('deleteGuard: only the resource whose owner marker names this object is deleted', () => {
+  const seen = (metadata: string | undefined) => ({ found: true as const, remote: remote({ metadata }) });
+  const guard = (evidence: Parameters<typeof deleteGuard>[0]['evidence'], claimedBy?: string) =>
+    deleteGuard({ id: 'thg_1', self: SELF, namespace: 'team', evidence, claimedBy });
+  const not = 'not deleting it';
+  const cases: [string, ReturnType<typeof guard>, ReturnType<typeof guard>][] = [
+    ['this process synced it as its own: delete, nothing read', guard('synced'), { action: 'delete' }],
+    ['the marker names this object (its uid): delete', guard(seen(marker())), { action: 'delete' }],
+    [
+      'the marker names this kind/namespace/name under an older uid (a restore): delete',
+      guard(seen(marker({ uid: 'uid-old' }))),
+      { action: 'delete' },
+    ],
+    [
+      'the API holds nothing under the id: no DELETE, the finalizer goes',
+      guard({ found: false }),
+      { action: 'gone' },
+    ],
+    [
+      'no marker, no other object holds the id (adopted, unwritten): delete',
+      guard(seen(undefined)),
+      { action: 'delete' },
+    ],
+    ['user metadata only (no marker): delete', guard(seen('{"team":"a"}')), { action: 'delete' }],
+    [
+      'a status.id pointing at another namespace’s resource: not deleted, the other object not named',
+      guard(seen(marker({ uid: 'uid-v', object: 'Thing/victim/corp' }))),
+      {
+        action: 'release',
+        reason: 'OwnedElsewhere',
+        message: `thg_1 is managed by an object in another namespace; ${not}`,
+      },
+    ],
+    [
+      'another object of this namespace: not deleted, named',
+      guard(seen(marker({ uid: 'uid-b', object: 'Thing/team/b' }))),
+      { action: 'release', reason: 'OwnedElsewhere', message: `thg_1 is managed by Thing b; ${not}` },
+    ],
+    [
+      'another installation’s resource: not deleted',
+      guard(seen(marker({ cluster: 'c2', uid: 'uid-x', object: 'Thing/team/a' }))),
+      {
+        action: 'release',
+        reason: 'OwnedElsewhere',
+        message: `thg_1 belongs to another installation (cluster c2); ${not}`,
+      },
+    ],
+    [
+      'another installation’s marker with this object’s uid: still not ours',
+      guard(seen(marker({ cluster: 'c2' }))),
+      { action: 'release', reason: 'OwnedElsewhere', message: expect.stringContaining('cluster c2') },
+    ],
+    [
+      'no marker, but another namespace’s object holds the id: not deleted',
+      guard(seen(undefined), 'Thing/victim/corp'),
+      {
+        action: 'release',
+        reason: 'OwnedElsewhere',
+        message: `thg_1 is managed by an object in another namespace; ${not}`,
+      },
+    ],
+    [
+      'a marker naming this object wins over another object claiming the id',
+      guard(seen(marker()), 'Thing/victim/corp'),
+      { action: 'delete' },
+    ],
+  ];
+  it.each(cases)('%s', (_what, decision, expected) => {
+    expect(decision).toEqual(expected);
   });
 });
 

@@ -1,7 +1,9 @@
 import { errors, MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
+import { CATALOGUE, fillMessage } from '../../src/api/error-catalogue.ts';
 import { ApiError, isNotFound, isRateLimited, isRetryable } from '../../src/api/errors.ts';
+import { REDACTED, redactCredentials } from '../../src/api/redact.ts';
 import { type CallEvent, parseRetryAfter } from '../../src/api/transport.ts';
 
 const ORIGIN = 'http://api.test';
@@ -288,5 +290,73 @@ describe('transport', () => {
     const pool = agent.get(ORIGIN);
     pool.intercept({ path: '/tunnel_sessions/ts_1/restart', method: 'POST', body: '{}' }).reply(204, '');
     await expect(client.tunnelSessions.restart('ts_1', {})).resolves.toBeUndefined();
+  });
+});
+
+describe('no part of the API key in an error', () => {
+  // characters that no message holds by chance
+  const KEY = 'zq9Xw7Lm3pT2';
+  let c: EdgeClient;
+  beforeEach(() => {
+    c = createClient({ baseUrl: ORIGIN, apiKey: KEY, dispatcher: agent, rateLimitPerMinute: Infinity });
+  });
+  /** Runs of 4 of the key's characters (a quoted prefix, the key itself) found in the text. */
+  const keyParts = (text: string) =>
+    Array.from({ length: KEY.length - 3 }, (_, i) => KEY.slice(i, i + 4)).filter((p) => text.includes(p));
+
+  it('the API quoting the start of the key it got (ERR_NGROK_203): redacted in the message and apiMessage', async () => {
+    agent.get(ORIGIN).intercept({ path: '/ip_policies/ipp_1', method: 'GET' }).reply(403, {
+      error_code: 'ERR_NGROK_203',
+      status_code: 403,
+      msg: 'The API authentication you specified is properly formed, but it is invalid. Your authentication: zq9X.... API keys and instructions are available on your dashboard: https://dashboard.ngrok.com/api-keys',
+    });
+    const e = await c.ipPolicies.get('ipp_1').catch((x) => x);
+    expect(e).toMatchObject({ status: 403, errorCode: 'ERR_NGROK_203' });
+    expect(e.apiMessage).toBe(
+      `The API authentication you specified is properly formed, but it is invalid. Your authentication: ${REDACTED}. API keys and instructions are available on your dashboard: https://dashboard.ngrok.com/api-keys`,
+    );
+    expect(keyParts(e.message)).toEqual([]);
+    expect(keyParts(e.apiMessage)).toEqual([]);
+  });
+
+  it('a whole key echoed anywhere (a proxy, a non-JSON body): redacted', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
+      .reply(401, { error_code: 'ERR_X', msg: 'the key zq9Xw7Lm3pT2 was refused' });
+    const e1 = await c.ipPolicies.get('ipp_1').catch((x) => x);
+    expect(e1.apiMessage).toBe(`the key ${REDACTED} was refused`);
+    pool
+      .intercept({ path: '/ip_policies/ipp_2', method: 'GET' })
+      .reply(401, 'denied: Authorization: Bearer zq9Xw7Lm3pT2', {
+        headers: { 'content-type': 'text/plain' },
+      });
+    const e2 = await c.ipPolicies.get('ipp_2').catch((x) => x);
+    expect(e2.status).toBe(401);
+    expect(keyParts(e2.message)).toEqual([]);
+    expect(e2.message).toContain(REDACTED);
+  });
+
+  it.each(
+    CATALOGUE.filter((x) => /<TOKEN>|Authorization Header: <VAL>/.test(x.message)).map((x) => [
+      x.number,
+      x.message,
+    ]),
+  )('ERR_NGROK_%s: the credential it quotes is redacted, the rest kept', (_n, message) => {
+    const quoted = fillMessage(message, { TOKEN: 'wron....', VAL: 'Token wrong-key' });
+    const out = redactCredentials(quoted, 'wrong-key');
+    expect(out).not.toMatch(/wron/);
+    expect(out).toContain(REDACTED);
+    // the rest of the message as it was (trailing dots aside: "wron...." ends a sentence)
+    expect(out.replace(/\[redacted\]\.*/, '')).toBe(quoted.replace(/wron\.*|Token wrong-key\.*/, ''));
+  });
+
+  it('a message quoting no credential is unchanged', () => {
+    for (const m of [
+      'ip policy ipp_1 not found',
+      'The ID ipp_1 is not a valid IP Policy ID.',
+      'Description is limited to 255 characters; you have entered 300 characters.',
+    ])
+      expect(redactCredentials(m, KEY)).toBe(m);
   });
 });

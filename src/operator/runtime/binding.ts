@@ -104,6 +104,11 @@ export interface Binding<
   secrets?(spec: Spec): SecretReference[];
   /** The remote state the spec asks for, in the API's field names. */
   desired(spec: Spec, ref: ResolveRef): Desired;
+  /**
+   * The parent ids a GET of a deleting object's resource needs, from its status (its
+   * references may be gone by then): a route's edge.
+   */
+  desiredFromStatus?(status: Record<string, unknown>): Partial<Desired>;
   modules?: ModuleBinding<Spec>[];
   /**
    * What the API keeps unique among resources of the kind (the same CIDR in one IP policy, one

@@ -16,8 +16,8 @@ interface Named {
 
 export class ObjectCache {
   private readonly kinds = new Map<string, { binding: AnyBinding; informers: Informer[] }>();
-  /** Remote id -> the managed object whose status holds it. */
-  private readonly byId = new Map<string, Named>();
+  /** Remote id -> the managed objects whose status holds it (one, unless someone wrote status). */
+  private readonly byId = new Map<string, Named[]>();
   private readonly opts: {
     kube: Pick<Kube, 'get'>;
     references: References;
@@ -46,15 +46,25 @@ export class ObjectCache {
   /** Object keys changed since a kind's engine last asked, for the kinds that ask (conflicts). */
   private readonly changed = new Map<string, Set<string>>();
 
-  /** Keeps the index of remote ids (and the changed keys) current with an informer event. */
+  /**
+   * Keeps the index of remote ids (and the changed keys) current with an informer event. An id
+   * may have more than one holder (a `status.id` someone wrote, which its reconcile refuses as
+   * OwnedElsewhere): each is kept, so that one letting go does not erase another.
+   */
   noteIds(kind: string, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
     this.changed.get(kind)?.add(keyAt(obj.metadata.namespace, obj.metadata.name));
     const id = (obj.status as { id?: string } | undefined)?.id;
     const oldId = (old?.status as { id?: string } | undefined)?.id;
-    if (oldId && oldId !== id) this.byId.delete(oldId);
-    if (id && type === 'delete') this.byId.delete(id);
-    else if (id)
-      this.byId.set(id, { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name });
+    const self: Named = { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
+    const other = (o: Named) => o.kind !== kind || o.namespace !== self.namespace || o.name !== self.name;
+    const drop = (x: string) => {
+      const left = (this.byId.get(x) ?? []).filter(other);
+      if (left.length) this.byId.set(x, left);
+      else this.byId.delete(x);
+    };
+    if (oldId && oldId !== id) drop(oldId);
+    if (id && type === 'delete') drop(id);
+    else if (id) this.byId.set(id, [...(this.byId.get(id) ?? []).filter(other), self]);
   }
 
   /**
@@ -63,7 +73,7 @@ export class ObjectCache {
    */
   nameIds = (text: string): string =>
     text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
-      const o = this.byId.get(id);
+      const o = this.byId.get(id)?.[0];
       return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
     });
 
@@ -85,11 +95,9 @@ export class ObjectCache {
     }
   };
 
-  /** The object in another namespace managing this id, unless that namespace is shared. */
-  managedElsewhere = (id: string, ns: string): Named | undefined => {
-    const o = this.byId.get(id);
-    return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace) ? o : undefined;
-  };
+  /** An object in another namespace managing this id, unless that namespace is shared. */
+  managedElsewhere = (id: string, ns: string): Named | undefined =>
+    this.byId.get(id)?.find((o) => o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace));
 
   /** What one kind's engine reads. */
   view(kind: string): EngineCache {

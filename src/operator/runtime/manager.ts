@@ -5,6 +5,7 @@ import type { EdgeClient } from '../../api/client.ts';
 import type { AnyBinding } from './binding.ts';
 import { ObjectCache } from './cache.ts';
 import { INSTANCE_LABEL, managedResource } from './constants.ts';
+import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
 import { Engine } from './engine.ts';
 import { EventRecorder } from './events.ts';
@@ -159,9 +160,13 @@ export class Manager {
       : { ok: true };
   }
 
-  /** A standby is ready (it serves probes and waits); a leader once every cache synced. */
+  /**
+   * Not ready while CRDs are missing (the reason says which and how to install them); then a
+   * standby is ready (it serves probes and waits), a leader once every cache synced.
+   */
   readiness(): Check {
     if (this.stopping) return { ok: false, reason: 'stopping' };
+    if (this.waitingFor) return { ok: false, reason: this.waitingFor };
     if (this.started && !this.synced) return { ok: false, reason: 'caches not synced' };
     return { ok: true };
   }
@@ -169,7 +174,23 @@ export class Manager {
     return !this.opts.leaderElection.enabled || !!this.elector?.isLeader;
   }
 
+  /** Why the operator waits before it starts: CRDs it needs that are not installed. */
+  private waitingFor?: string;
+
   async start(): Promise<void> {
+    // every replica says it, and none is ready, until the CRDs are there
+    await waitForCrds({
+      kube: this.opts.kube,
+      plurals: this.opts.bindings.map((b) => b.plural),
+      namespace: this.opts.namespaces[0],
+      log: this.opts.log,
+      sleep: (ms) => this.timers.sleep(ms),
+      stopped: () => this.stopping,
+      onMissing: (reason) => {
+        this.waitingFor = reason;
+      },
+    });
+    if (this.stopping) return;
     if (this.opts.leaderElection.enabled) {
       this.elector = new LeaderElector({
         kube: this.opts.kube,

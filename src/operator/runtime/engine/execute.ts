@@ -4,9 +4,10 @@ import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
 import { decodeMetadata } from '../owner.ts';
 import { ConditionError, stall } from './condition-error.ts';
-import { call, findOwned } from './observe.ts';
+import { call, findOwned, observerFor } from './observe.ts';
 import {
   deleteFailure,
+  deleteGuard,
   type ModuleStep,
   moduleChanges,
   needsOwnerState,
@@ -235,7 +236,41 @@ export async function act(
   );
 }
 
-/** Deletion as planned: the Event, the DELETE (once), then the finalizer goes. */
+/**
+ * Whether `id` is this object's to delete (deleteGuard): what its last sync established, else
+ * the kind's bulk observation when fresh for the object, else a GET.
+ */
+async function guardDelete(ctx: EngineContext, obj: KubeObject, id: string) {
+  const key = keyOf(obj);
+  const last = ctx.memos.peek(key)?.last;
+  const self = ownerOf(ctx.binding.kind, obj, ctx.opts.clusterId);
+  const namespace = obj.metadata.namespace!;
+  if (last?.id === id && !last.stalled) return deleteGuard({ id, self, namespace, evidence: 'synced' });
+  const desired = ctx.binding.desiredFromStatus?.(statusOf(obj)) ?? {};
+  const seen = await observerFor(ctx, key).observe(id, desired);
+  const unmarked = seen.found && !decodeMetadata(seen.remote.metadata).owner;
+  const other = unmarked
+    ? ctx.opts.cache.list?.().find((o) => o.metadata.uid !== obj.metadata.uid && statusOf(o).id === id)
+    : undefined;
+  const claimedBy = other && `${ctx.binding.kind}/${other.metadata.namespace}/${other.metadata.name}`;
+  return deleteGuard({ id, self, namespace, evidence: seen, claimedBy });
+}
+
+/**
+ * The resource to DELETE: `id` when it is this object's; when its marker names another object,
+ * none of that one's, but this object's own if `status.id` was turned away from it (found by
+ * its marker, one list: this happens only when someone wrote status).
+ */
+async function deleteTarget(ctx: EngineContext, obj: KubeObject, id: string): Promise<string | undefined> {
+  const guard = await guardDelete(ctx, obj, id);
+  if (guard.action === 'delete') return id;
+  if (guard.action === 'gone') return undefined;
+  ctx.opts.events.record(obj, 'Warning', guard.reason, guard.message);
+  const own = await findOwned(ctx, obj, ctx.binding.desiredFromStatus?.(statusOf(obj)) ?? {});
+  return own && own.id !== id ? own.id : undefined;
+}
+
+/** Deletion as planned: the Event, the DELETE (once, and only of its own resource), then the finalizer goes. */
 export async function finalize(ctx: EngineContext, obj: KubeObject): Promise<Outcome> {
   if (!obj.metadata.finalizers?.includes(FINALIZER)) return {};
   const key = keyOf(obj);
@@ -254,13 +289,14 @@ export async function finalize(ctx: EngineContext, obj: KubeObject): Promise<Out
     ctx.opts.events.record(obj, 'Warning', d.reason, d.message);
     throw new ConditionError({ state: 'progressing', reason: d.reason, message: d.message }, {});
   }
-  if (d.action === 'delete') {
+  const target = d.action === 'delete' ? await deleteTarget(ctx, obj, d.id) : undefined;
+  if (target) {
     try {
-      await ctx.binding.api.delete(ctx.opts.api, d.id, status);
-      memo.deletedRemote = d.id;
-      ctx.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${d.id}`);
+      await ctx.binding.api.delete(ctx.opts.api, target, status);
+      memo.deletedRemote = target;
+      ctx.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${target}`);
     } catch (err) {
-      const failed = deleteFailure(d.id, err, ctx.opts.cache.nameIds?.bind(ctx.opts.cache));
+      const failed = deleteFailure(target, err, ctx.opts.cache.nameIds?.bind(ctx.opts.cache));
       if (!failed.deleted) throw new ConditionError(failed.phase, { retry: true });
     }
   }

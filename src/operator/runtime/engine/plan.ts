@@ -328,6 +328,54 @@ export function planFinalize(i: {
   return i.deletedRemote === id ? { action: 'already-deleted', id } : { action: 'delete', id };
 }
 
+export type DeleteGuard =
+  | { action: 'delete' }
+  | { action: 'gone' }
+  | { action: 'release'; reason: 'OwnedElsewhere'; message: string };
+
+/**
+ * Whether the resource `id` names is this object's to DELETE. `status.id` is writable by
+ * anyone who may write the object's status (a tenant with a wildcard role), so it proves
+ * nothing: the resource's owner marker must name this object (its uid, or its kind,
+ * namespace and name after a restore). A resource without a marker (adopted, nothing written
+ * yet) is deleted unless another object of this installation holds its id. Anything else
+ * belongs to someone else: it is not deleted.
+ */
+export function deleteGuard(i: {
+  id: string;
+  self: Owner;
+  namespace: string;
+  /**
+   * 'synced': this process's last sync of the object took this id as its own (and wrote its
+   * marker, if anything was to be written); else what the API holds under the id (the bulk
+   * observation when fresh, else a GET).
+   */
+  evidence: 'synced' | Observation;
+  /** Another object of this installation whose status holds the id (`Kind/namespace/name`). */
+  claimedBy?: string;
+}): DeleteGuard {
+  if (i.evidence === 'synced') return { action: 'delete' };
+  if (!i.evidence.found) return { action: 'gone' };
+  const marker = decodeMetadata(i.evidence.remote.metadata).owner;
+  const not = 'not deleting it';
+  if (marker && marker.cluster !== i.self.cluster)
+    return {
+      action: 'release',
+      reason: 'OwnedElsewhere',
+      message: `${i.id} belongs to another installation (cluster ${marker.cluster}); ${not}`,
+    };
+  const other = marker
+    ? marker.uid !== i.self.uid && marker.object !== i.self.object
+      ? marker.object
+      : undefined
+    : i.claimedBy;
+  if (!other) return { action: 'delete' };
+  const [kind, ns, name] = other.split('/');
+  // another namespace's object names are not this tenant's to read
+  const who = ns === i.namespace ? `${kind} ${name}` : 'an object in another namespace';
+  return { action: 'release', reason: 'OwnedElsewhere', message: `${i.id} is managed by ${who}; ${not}` };
+}
+
 /** A DELETE's failure: not found counts as deleted; anything else waits and retries. */
 export function deleteFailure(
   id: string,
