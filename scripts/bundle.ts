@@ -33,6 +33,56 @@ const generatedApisAreUnused: Plugin = {
   },
 };
 
+/** undici's own request(url, opts) wrapper, from its index (so it stays what undici ships). */
+function makeDispatcher(dir: string): string {
+  const code = /^function makeDispatcher \(fn\) \{$[\s\S]*?^\}$/m.exec(
+    readFileSync(join(dir, 'index.js'), 'utf8'),
+  );
+  if (!code)
+    throw new Error(
+      `bundle: no makeDispatcher in ${dir}/index.js (an undici that builds request differently)`,
+    );
+  return code[0];
+}
+
+/**
+ * undici's index loads all of it at once: fetch, WebSocket, the cache API, mocks, cookies,
+ * and with them Node's HTTP/2, web streams and worker modules (18 MiB resident before a
+ * request is made). The application and client-node's KubeConfig use only the dispatcher:
+ * `request`, `Agent`, `ProxyAgent` (and the `Dispatcher` type). This module in its place
+ * builds those from undici's own files, `request` as undici's index makes it; an import
+ * of any other name fails the build (no matching export) instead of running without it.
+ */
+const undiciDispatcherOnly: Plugin = {
+  name: 'undici-dispatcher-only',
+  setup(b) {
+    const dir = join(root, 'node_modules/undici');
+    b.onResolve({ filter: /^undici$/ }, () => ({ path: 'undici', namespace: 'undici-core' }));
+    b.onLoad({ filter: /.*/, namespace: 'undici-core' }, () => ({
+      resolveDir: dir,
+      loader: 'js',
+      contents: `
+import Dispatcher from './lib/dispatcher/dispatcher';
+import api from './lib/api';
+import util from './lib/core/util';
+import errors from './lib/core/errors';
+import { getGlobalDispatcher } from './lib/global';
+import Agent from './lib/dispatcher/agent';
+import ProxyAgent from './lib/dispatcher/proxy-agent';
+const { InvalidArgumentError } = errors;
+Object.assign(Dispatcher.prototype, api);
+export { Agent, Dispatcher, ProxyAgent };
+${makeDispatcher(dir)}
+export const request = makeDispatcher(api.request);
+// client-node's generated API clients import it; the bundle keeps only KubeConfig of them
+export function fetch() {
+  throw new Error('undici fetch is not in this bundle (scripts/bundle.ts: undici-dispatcher-only)');
+}
+`,
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: { edgectl: join(root, 'src/cli/edgectl.ts') },
@@ -42,7 +92,12 @@ const result = await build({
   format: 'esm',
   platform: 'node',
   target: `node${major}`,
-  minifySyntax: true,
+  // V8 keeps every loaded module's source text for the life of the process, and a file with
+  // one non-ASCII character (a comment's dash or quote) as two bytes per character: minified,
+  // the sources are ASCII (esbuild escapes the rest) and a third of their size. keepNames:
+  // function and class names (error names, log fields) stay what the sources say.
+  minify: true,
+  keepNames: true,
   legalComments: 'linked',
   // only the local control plane's container path uses it, and never in the image
   external: ['testcontainers'],
@@ -53,7 +108,7 @@ const result = await build({
     js: "import { createRequire as __edgeRequire } from 'node:module'; const require = __edgeRequire(import.meta.url);",
   },
   logLevel: 'warning',
-  plugins: [generatedApisAreUnused],
+  plugins: [generatedApisAreUnused, undiciDispatcherOnly],
 });
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
 process.stdout.write(

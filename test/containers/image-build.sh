@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds edge-operator:dev (or $IMAGE) from the shipped Dockerfile, on the Docker engine that
 # answers (started here if needed), with the base image pulled or stood in (images.sh), and
-# prints the image's size and the size of the layers the Dockerfile adds to its base.
+# prints the image's size and the application's (the bundle's) part of it.
 # Usage: npm run image:build
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,8 +12,8 @@ start=$SECONDS
 docker build --network host -t "$image" "$root" >&2
 # earlier builds' leftovers (the build stage of each source change), keeping recent ones as cache
 docker image prune -f --filter until=72h >/dev/null
-mib() { awk -v b="$1" 'BEGIN { printf "%.1f MiB", b / 1048576 }'; }
-base=$(sed -n 's/^FROM \([^ ]*\)$/\1/p' "$root/Dockerfile" | tail -1)
-total=$(docker image inspect -f '{{.Size}}' "$image")
-from=$(docker image inspect -f '{{.Size}}' "$base")
-echo "image-build.sh: $image built in $((SECONDS - start)) s: $(mib "$total"), of which $(mib $((total - from))) on top of $base"
+size=$(docker image inspect -f '{{.Size}}' "$image")
+app=$(docker run --rm --network none --entrypoint /usr/local/bin/node "$image" -p \
+  "fs.readdirSync('/app').reduce((n, f) => n + fs.statSync('/app/' + f).size, 0)")
+echo "image-build.sh: $image built in $((SECONDS - start)) s: $(awk -v b="$size" -v a="$app" \
+  'BEGIN { printf "%.1f MB (%.1f MiB), of which the application %.1f MiB", b / 1e6, b / 1048576, a / 1048576 }')"

@@ -2,6 +2,7 @@
 // user, read-only root filesystem, no shell, host network; against a control plane that runs as
 // containers too (the path `npm start` takes where Docker answers and no binaries are built)
 // and the emulator. Every kind from deploy/examples reaches Ready and deletes cleanly.
+import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,15 @@ import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { freePort, NAMESPACES, ready, res, waitFor } from '../support/operator.ts';
 
 const skipReason = inject('containersSkip');
+/** Run by the image's node: its files (not /proc, /sys, /dev, mounts) with their sizes. */
+const LIST_FILES = `(function walk(d) {
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+    const p = (d === '/' ? '' : d) + '/' + e.name;
+    if (['/proc', '/sys', '/dev', '/etc/hosts', '/etc/hostname', '/etc/resolv.conf', '/.dockerenv'].includes(p)) continue;
+    if (e.isDirectory()) walk(p);
+    else console.log(String(fs.lstatSync(p).size).padStart(10), p);
+  }
+})('/')`;
 const IMAGE = inject('image');
 const DIR = join(REPO_ROOT, '.cache', 'containers-cluster');
 
@@ -65,8 +75,6 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
       .withNetworkMode('host')
       .withBindMounts([
         { source: join(tmp, 'kubeconfig'), target: '/etc/edge-operator/kubeconfig', mode: 'ro' },
-        // no shell: the image must not need one
-        { source: '/dev/null', target: '/bin/sh', mode: 'ro' },
       ])
       .withEnvironment({ EDGE_API_KEY: emu.apiKey, LOG_LEVEL: 'debug' })
       .withCommand([
@@ -103,6 +111,30 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
     await clusterDown({ dir: DIR, log: () => {} });
   });
 
+  it('is at most 130 MB: Node, the libraries it links, CA certificates and the bundle', () => {
+    const bytes = Number(
+      execFileSync('docker', ['image', 'inspect', '-f', '{{.Size}}', IMAGE], { encoding: 'utf8' }),
+    );
+    const files = execFileSync(
+      'docker',
+      ['run', '--rm', '--network', 'none', '--entrypoint', '/usr/local/bin/node', IMAGE, '-e', LIST_FILES],
+      { encoding: 'utf8' },
+    );
+    process.stdout.write(
+      `image ${IMAGE}: ${(bytes / 1e6).toFixed(1)} MB (${(bytes / 2 ** 20).toFixed(1)} MiB)\n${files}`,
+    );
+    expect(bytes).toBeLessThanOrEqual(130e6);
+    // every file of the image, by top directory: nothing but these
+    expect(
+      new Set(
+        files
+          .trim()
+          .split('\n')
+          .map((l) => l.trim().split(/\s+/)[1]!.split('/')[1]),
+      ),
+    ).toEqual(new Set(['app', 'etc', 'lib', 'lib64', 'usr']));
+  });
+
   it('runs the control plane as containers', () => {
     expect(cluster.runtime).toBe('container');
     expect(cluster.containers?.apiserver).toMatch(/^edge-cp-/);
@@ -118,8 +150,26 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
     const write = await exec(['node', '-e', "require('fs').writeFileSync('/app/probe', '')"]);
     expect(write.exitCode).not.toBe(0);
     expect(write.output).toMatch(/EROFS|read-only/);
-    const shell = await exec(['/bin/sh', '-c', 'true']);
+    const shell = await exec(['/bin/sh', '-c', 'true']).catch((e: Error) => ({
+      exitCode: -1,
+      output: e.message,
+    }));
     expect(shell.exitCode).not.toBe(0);
+    // nothing an intruder could run but node: no shell, no package manager, no npm
+    const tools = [
+      '/bin/sh',
+      '/bin/bash',
+      '/usr/bin/env',
+      '/usr/bin/apt-get',
+      '/usr/bin/dpkg',
+      '/usr/local/bin/npm',
+    ];
+    const present = await exec([
+      'node',
+      '-p',
+      `${JSON.stringify(tools)}.filter((p) => require('fs').existsSync(p)).join()`,
+    ]);
+    expect(present.output.trim()).toBe('');
     const major = readFileSync(join(REPO_ROOT, '.nvmrc'), 'utf8').trim();
     expect((await exec(['node', '--version'])).output.trim()).toMatch(new RegExp(`^v${major}\\.`));
   });

@@ -1,4 +1,5 @@
-// Two replicas: one leads and reconciles, the other waits; killing the leader hands over.
+// Two replicas: one leads and reconciles, the other waits; killing the leader hands over (after
+// the lease expires), stopping it hands over at once (the lease released, the standby watching).
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   metric,
@@ -13,6 +14,7 @@ import {
   world,
 } from './harness.ts';
 
+const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
 let w: World;
 const ops: OperatorProcess[] = [];
 beforeAll(async () => {
@@ -45,6 +47,7 @@ it.skipIf(!!skipReason)(
     );
     expect(lease.spec.holderIdentity).toContain(String(a.proc.pid));
 
+    const killed = Date.now();
     await a.kill('SIGKILL');
     await w.kube.create(P, w.ns, obj('IPPolicy', w.ns, 'two', {}));
     await waitFor(
@@ -53,6 +56,10 @@ it.skipIf(!!skipReason)(
       45_000,
     );
     expect(await metric(b.metricsUrl, 'leader_election_master_status')).toBe(1);
+    // the lease (15 s) expired on the standby's clock, seen at its next poll (every 2 s)
+    const failover = Date.now() - killed;
+    process.stdout.write(`leader SIGKILLed: the standby led ${(failover / 1000).toFixed(1)} s later\n`);
+    expect(failover).toBeLessThan(15_000 + 2 * 2_400);
   },
   90_000,
 );
@@ -88,4 +95,66 @@ it.skipIf(!!skipReason)(
     await waitFor('three Ready', async () => ready(await w.kube.get(P, ns, 'three')));
   },
   60_000,
+);
+
+it.skipIf(!!skipReason)(
+  'a released lease goes to the standby already running, in under 1 s, not to the new replica',
+  async () => {
+    const ns = w.ns;
+    const name = 'handoff';
+    const flags = ['--leader-elect', 'true', '--leader-election-namespace', ns, '--leader-election-id', name];
+    const leads = async (o: OperatorProcess) =>
+      (await metric(o.metricsUrl, 'leader_election_master_status')) === 1;
+    const standingBy = (o: OperatorProcess) =>
+      waitFor('the standby watches the lease', async () =>
+        o.logs.some((l) => l.includes('standing by: watching the lease')),
+      );
+    // every holder of the Lease and when this one watch saw it: both ends of a handoff on one clock
+    const seen: { holder: string; at: number }[] = [];
+    const watch = new AbortController();
+    const rv = (await w.kube.list(LEASES, ns)).metadata.resourceVersion;
+    const watching = w.kube
+      .watch(
+        LEASES,
+        ns,
+        rv,
+        (e) => {
+          const holder = (e.object.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
+          if (e.object.metadata?.name === name && e.type !== 'BOOKMARK')
+            seen.push({ holder: holder ?? '', at: performance.now() });
+        },
+        { signal: watch.signal, idleMs: 120_000, timeoutSeconds: 120 },
+      )
+      .catch(() => {});
+
+    let leader = await startOperator(w.emu, ns, flags);
+    ops.push(leader);
+    await waitFor('the first leads', () => leads(leader));
+    let standby = await startOperator(w.emu, ns, flags);
+    ops.push(standby);
+    await standingBy(standby);
+    const handoffs: number[] = [];
+    // a rolling upgrade, three times: the leader is stopped as its replacement starts
+    for (let round = 0; round < 3; round++) {
+      const from = seen.length;
+      const [, next] = await Promise.all([leader.kill('SIGTERM'), startOperator(w.emu, ns, flags)]);
+      ops.push(next);
+      await waitFor('the standby leads', () => leads(standby), 10_000);
+      const released = seen.slice(from).find((s) => s.holder === '');
+      const taken = seen.slice(from).find((s) => s.holder.endsWith(`-${standby.proc.pid}`));
+      expect(released, 'the stopped leader released the lease').toBeDefined();
+      expect(taken, 'the standby took it').toBeDefined();
+      handoffs.push(taken!.at - released!.at);
+      expect(await leads(next)).toBe(false);
+      [leader, standby] = [standby, next];
+      await standingBy(standby);
+    }
+    watch.abort();
+    await watching;
+    process.stdout.write(
+      `lease released on SIGTERM, taken by the standby after: ${handoffs.map((ms) => `${Math.round(ms)} ms`).join(', ')}\n`,
+    );
+    expect(Math.max(...handoffs)).toBeLessThan(1_000);
+  },
+  90_000,
 );

@@ -178,11 +178,12 @@ export class Kube {
     r: ResourcePath,
     namespace: string | undefined,
     resourceVersion: string,
-    opts: { timeoutSeconds: number; labelSelector?: string },
+    opts: { timeoutSeconds: number; labelSelector?: string; fieldSelector?: string },
   ): URL {
     const url = new URL(this.server + resourceUrl(r, namespace));
     url.searchParams.set('watch', 'true');
     if (opts.labelSelector) url.searchParams.set('labelSelector', opts.labelSelector);
+    if (opts.fieldSelector) url.searchParams.set('fieldSelector', opts.fieldSelector);
     url.searchParams.set('allowWatchBookmarks', 'true');
     url.searchParams.set('resourceVersion', resourceVersion);
     url.searchParams.set('timeoutSeconds', String(opts.timeoutSeconds));
@@ -224,6 +225,8 @@ export class Kube {
       idleMs: number;
       timeoutSeconds: number;
       labelSelector?: string;
+      /** e.g. metadata.name=NAME: one object's events only */
+      fieldSelector?: string;
       accept?: string;
       /** The server accepted the watch (HTTP 200). */
       onOpen?: () => void;

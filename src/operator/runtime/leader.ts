@@ -2,9 +2,12 @@
 // every retry period; a candidate takes over once the holder has not renewed for a whole
 // lease duration as observed on its own clock; a leader that cannot renew within the
 // renew deadline steps down. On shutdown the lease is released so a standby takes over.
+// A standby also watches the Lease: a release (a rolling upgrade, a drain) is taken within
+// milliseconds by the replica that is already running, not at its next poll, by which time
+// the replacement pod may have taken it with nothing warm.
 import type { Logger } from 'pino';
 import { keyAt } from './informer.ts';
-import { isConflict, isKubeNotFound, type Kube } from './kube.ts';
+import { isConflict, isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
 
@@ -36,6 +39,12 @@ export class LeaderElector {
   private readonly opts: Required<LeaderOptions>;
   private observed?: { holder: string | undefined; renewTime: string | undefined; at: number };
   private stopped = false;
+  /** The Lease's resourceVersion at the last attempt: where the standby's watch starts. */
+  private leaseVersion?: string;
+  /** The watch saw the Lease released (or deleted) since the last attempt. */
+  private released = false;
+  private wake?: () => void;
+  private watching?: AbortController;
   isLeader = false;
 
   constructor(opts: LeaderOptions) {
@@ -44,18 +53,88 @@ export class LeaderElector {
 
   /** Resolves once leadership is acquired; calls onLost if it is later lost. */
   async acquire(onLost: () => void): Promise<void> {
-    while (!this.stopped) {
-      if (await this.tryAcquireOrRenew()) {
-        this.isLeader = true;
-        this.opts.log.info(
-          { lease: keyAt(this.opts.namespace, this.opts.name), identity: this.opts.identity },
-          'became leader',
-        );
-        void this.renewLoop(onLost);
-        return;
+    try {
+      while (!this.stopped) {
+        this.released = false;
+        if (await this.tryAcquireOrRenew()) {
+          this.isLeader = true;
+          this.opts.log.info(
+            { lease: keyAt(this.opts.namespace, this.opts.name), identity: this.opts.identity },
+            'became leader',
+          );
+          void this.renewLoop(onLost);
+          return;
+        }
+        this.watchLease();
+        await this.nextAttempt();
       }
-      await new Promise((r) => setTimeout(r, this.opts.retryPeriodMs * (1 + Math.random() * 0.2)));
+    } finally {
+      this.watching?.abort();
+      this.watching = undefined;
     }
+  }
+
+  /**
+   * The next retry period (the holder's renewals are still timed by polling: a crashed leader
+   * is replaced once its lease expired on this clock), or at once when the watch sees a release.
+   */
+  private nextAttempt(): Promise<void> {
+    if (this.released || this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, this.opts.retryPeriodMs * (1 + Math.random() * 0.2));
+      this.wake = done;
+    });
+  }
+
+  /**
+   * While standing by: one watch on the Lease (restarted when it ends), waking the wait when
+   * the holder is emptied or the Lease deleted. Where the watch is refused (no `watch` on
+   * leases in the Role) or fails, polling alone goes on as before.
+   */
+  private watchLease(): void {
+    if (this.watching || !this.leaseVersion) return;
+    const ctrl = new AbortController();
+    this.watching = ctrl;
+    const { kube, namespace, name, log } = this.opts;
+    log.debug({ lease: keyAt(namespace, name) }, 'standing by: watching the lease');
+    void (async () => {
+      let rv = this.leaseVersion!;
+      while (!ctrl.signal.aborted) {
+        try {
+          await kube.watch(
+            LEASES,
+            namespace,
+            rv,
+            (e) => {
+              const o = e.object as KubeObject & Partial<Lease>;
+              if (o.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
+              if (e.type === 'ERROR') rv = this.leaseVersion ?? rv; // 410: start again from the last poll's
+              if (e.type === 'BOOKMARK' || e.type === 'ERROR' || o.metadata?.name !== name) return;
+              if (e.type === 'DELETED' || !o.spec?.holderIdentity) {
+                this.released = true;
+                this.wake?.();
+              }
+            },
+            {
+              signal: ctrl.signal,
+              idleMs: 3 * 60_000,
+              timeoutSeconds: 300,
+              fieldSelector: `metadata.name=${name}`,
+            },
+          );
+        } catch (e) {
+          if (ctrl.signal.aborted) return;
+          log.debug({ err: (e as Error).message }, 'leader election: lease watch failed; polling meanwhile');
+          rv = this.leaseVersion ?? rv;
+          await new Promise((r) => setTimeout(r, this.opts.retryPeriodMs));
+        }
+      }
+    })();
   }
 
   private async renewLoop(onLost: () => void): Promise<void> {
@@ -94,6 +173,7 @@ export class LeaderElector {
         });
         return true;
       }
+      this.leaseVersion = lease.metadata.resourceVersion;
       const s = lease.spec;
       if (
         !this.observed ||
@@ -121,6 +201,8 @@ export class LeaderElector {
   /** Gives the lease up so a standby can take over at once. */
   async release(): Promise<void> {
     this.stopped = true;
+    this.watching?.abort();
+    this.wake?.();
     if (!this.isLeader) return;
     this.isLeader = false;
     try {

@@ -1,0 +1,42 @@
+// What every edgectl program shares, whichever commands it carries: the name, version and
+// output, exit codes instead of process exits (so tests run commands in-process), and one
+// line per failure.
+import { Command, CommanderError } from 'commander';
+import { USER_AGENT } from '../api/transport.ts';
+import { CliError, type CliIO, EXIT } from './io.ts';
+
+export function program(io: CliIO, commands: Command[]): Command {
+  const p = new Command('edgectl')
+    .description(
+      'Edge Operator: the operator, the API emulator, and agent sessions and tunnels at the terminal',
+    )
+    .version(USER_AGENT)
+    .showHelpAfterError()
+    .configureOutput({ writeOut: io.out, writeErr: io.err });
+  for (const c of commands) p.addCommand(c);
+  const exitOverride = (c: Command) => {
+    c.exitOverride();
+    c.configureOutput({ writeOut: io.out, writeErr: io.err });
+    for (const sub of c.commands) exitOverride(sub);
+  };
+  exitOverride(p);
+  return p;
+}
+
+export async function runProgram(p: Command, argv: string[], io: CliIO): Promise<number> {
+  try {
+    await p.parseAsync(argv, { from: 'user' });
+    return EXIT.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here too
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    if (err instanceof CliError) {
+      if (err.message) io.err(`error: ${err.message}\n`);
+      return err.code;
+    }
+    io.err(`error: ${(err as Error).message}\n`);
+    return EXIT.failed;
+  }
+}
