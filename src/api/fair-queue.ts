@@ -94,6 +94,27 @@ export class FairQueue<T> {
     return item;
   }
 
+  /**
+   * The next item of a flow `ok` accepts, in turn order at the highest priority that has one.
+   * Skips only the flows refused (those already being served: as many as the workers at most).
+   */
+  shiftWhere(ok: (flow: string) => boolean): [T, Priority] | undefined {
+    for (const priority of PRIORITIES) {
+      const level = this.levels[priority];
+      for (const [flow, items] of level) {
+        if (!ok(flow)) continue;
+        const item = items.values().next().value as T;
+        this.remove(item);
+        if (level.has(flow)) {
+          level.delete(flow);
+          level.set(flow, items);
+        }
+        return [item, priority];
+      }
+    }
+    return undefined;
+  }
+
   /** Every item queued. */
   items(): Iterable<T> {
     return this.places.keys();

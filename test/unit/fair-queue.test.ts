@@ -166,4 +166,30 @@ describe('fair share of the workers', () => {
     q.add('team/p0', 'urgent');
     expect([await q.get(), await q.get()]).toEqual(['bulk/p0', 'team/p0']);
   });
+
+  it("a namespace with nothing in progress gets the newcomer worker at once, while the others' work is in progress", async () => {
+    const q = new WorkQueue({ name: 'test' });
+    for (let i = 0; i < 10; i++) q.add(`bulk/p${i}`);
+    // every regular worker busy with the bulk namespace (waiting for budget, say)
+    const inProgress = [await q.get(), await q.get(), await q.get(), await q.get()];
+    expect(inProgress).toEqual(['bulk/p0', 'bulk/p1', 'bulk/p2', 'bulk/p3']);
+    // the newcomer worker takes nothing of a namespace already in progress
+    let taken: string | undefined;
+    void q.getNewcomer().then((k) => {
+      taken = k;
+    });
+    await new Promise((r) => setTimeout(r, 0));
+    expect(taken).toBeUndefined();
+    q.add('small/one');
+    await new Promise((r) => setTimeout(r, 0));
+    expect(taken).toBe('small/one');
+    // queued work of an idle namespace goes to it as soon as it asks
+    q.add('other/a');
+    q.add('other/b');
+    expect(await q.getNewcomer()).toBe('other/a');
+    // and a namespace whose last item is done becomes a newcomer again
+    const waiting = q.getNewcomer();
+    q.done('other/a');
+    expect(await waiting).toBe('other/b');
+  });
 });

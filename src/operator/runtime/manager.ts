@@ -297,8 +297,10 @@ export class Manager {
     );
     for (const c of this.controllers.values()) {
       for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(runWorker(c, this.opts, all));
-      // one more worker for edits and deletes of existing objects only
-      this.workers.push(runWorker(c, this.opts, all, true));
+      // one more worker for edits and deletes of existing objects only, and one for the first
+      // item of a namespace none of whose work is in progress
+      this.workers.push(runWorker(c, this.opts, all, 'urgent'));
+      this.workers.push(runWorker(c, this.opts, all, 'newcomer'));
       void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());

@@ -20,17 +20,20 @@ export interface Controller {
   observer: Observer;
 }
 
-/** One worker: reconciles the kind's keys until the queue shuts down (`onlyUrgent`: edits and deletes). */
+/**
+ * One worker: reconciles the kind's keys until the queue shuts down. `urgent`: edits and deletes
+ * only; `newcomer`: only namespaces with nothing in progress (fair share while the others wait).
+ */
 export async function runWorker(
   c: Controller,
   o: { metrics: Metrics; log: Logger },
   synced: Promise<unknown>,
-  onlyUrgent = false,
+  only?: 'urgent' | 'newcomer',
 ): Promise<void> {
   const name = c.binding.kind.toLowerCase();
   await synced;
   for (;;) {
-    const key = await c.queue.get(onlyUrgent);
+    const key = await (only === 'newcomer' ? c.queue.getNewcomer() : c.queue.get(only === 'urgent'));
     if (key === undefined) return;
     const end = o.metrics.reconcileTime.startTimer({ controller: name });
     o.metrics.activeWorkers.inc({ controller: name });

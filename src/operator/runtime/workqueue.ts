@@ -41,6 +41,14 @@ export class WorkQueue<T = string> {
   private readonly getters: ((t: T | undefined) => void)[] = [];
   /** Workers kept for urgent items: an edit never waits for a worker stuck behind creates. */
   private readonly urgentGetters: ((t: T | undefined) => void)[] = [];
+  /**
+   * Workers kept for namespaces none of whose work is in progress: while every other worker
+   * waits for the budget with one namespace's backlog, another namespace's first item starts
+   * at once (and then takes its turn at the budget) instead of waiting for a worker to free up.
+   */
+  private readonly newcomerGetters: ((t: T | undefined) => void)[] = [];
+  /** Items in progress by flow. */
+  private readonly busy = new Map<string, number>();
   private shuttingDown = false;
   private bucketTokens: number;
   private bucketLast = Date.now();
@@ -108,7 +116,10 @@ export class WorkQueue<T = string> {
 
   /** To a waiting worker (urgent work to an urgent-only one first), else onto its queue. */
   private dispatch(item: T, priority: Priority): void {
-    const g = (priority === 'urgent' ? this.urgentGetters.shift() : undefined) ?? this.getters.shift();
+    const g =
+      (priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
+      this.getters.shift() ??
+      (this.busy.has(this.opts.flowOf(item)) ? undefined : this.newcomerGetters.shift());
     if (g) {
       this.begin(item, priority);
       g(item);
@@ -182,8 +193,25 @@ export class WorkQueue<T = string> {
     return new Promise((resolve) => (onlyUrgent ? this.urgentGetters : this.getters).push(resolve));
   }
 
+  /** Waits for the next item of a namespace with nothing in progress; undefined once the queue shuts down. */
+  getNewcomer(): Promise<T | undefined> {
+    const next = this.queue.shiftWhere((flow) => !this.busy.has(flow));
+    if (next) {
+      this.dirty.delete(next[0]);
+      this.begin(...next);
+      this.gauge();
+      return Promise.resolve(next[0]);
+    }
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.newcomerGetters.push(resolve));
+  }
+
   done(item: T): void {
     this.processing.delete(item);
+    const flow = this.opts.flowOf(item);
+    const n = (this.busy.get(flow) ?? 1) - 1;
+    if (n > 0) this.busy.set(flow, n);
+    else this.busy.delete(flow);
     const s = this.startedAt.get(item);
     if (s !== undefined)
       this.opts.metrics?.workDuration.observe({ name: this.opts.name }, (Date.now() - s) / 1000);
@@ -194,6 +222,15 @@ export class WorkQueue<T = string> {
       this.reAdd.delete(item);
       this.add(item, p);
     }
+    // a namespace with nothing in progress any more may have work for a newcomer worker
+    while (this.newcomerGetters.length && !this.busy.has(flow)) {
+      const next = this.queue.shiftWhere((f) => !this.busy.has(f));
+      if (!next) break;
+      this.dirty.delete(next[0]);
+      this.begin(...next);
+      this.newcomerGetters.shift()!(next[0]);
+    }
+    this.gauge();
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
   }
 
@@ -204,7 +241,12 @@ export class WorkQueue<T = string> {
     this.shuttingDown = true;
     for (const w of this.waiting.values()) clearTimeout(w.timer);
     this.waiting.clear();
-    for (const g of [...this.getters.splice(0), ...this.urgentGetters.splice(0)]) g(undefined);
+    for (const g of [
+      ...this.getters.splice(0),
+      ...this.urgentGetters.splice(0),
+      ...this.newcomerGetters.splice(0),
+    ])
+      g(undefined);
     if (this.processing.size === 0) return true;
     return new Promise((resolve) => {
       const t = setTimeout(() => resolve(false), drainMs);
@@ -217,6 +259,8 @@ export class WorkQueue<T = string> {
 
   private begin(item: T, priority: Priority = 'high'): void {
     this.processing.add(item);
+    const flow = this.opts.flowOf(item);
+    this.busy.set(flow, (this.busy.get(flow) ?? 0) + 1);
     this.startedAt.set(item, Date.now());
     const a = this.addedAt.get(item);
     if (a !== undefined) {
