@@ -1,11 +1,11 @@
 // zod issues -> the API's error body: the public number and message where the reference has one
-// (src/api/error-catalogue.ts), the field path, and a stable descriptive code in details.code.
+// (src/emulator/errors.json), the field path, and a stable descriptive code in details.code.
 import { isIP } from 'node:net';
 import type { z } from 'zod';
-import { entryByName } from '../api/error-catalogue.ts';
 import { SAML_NAMEID_FORMATS, TLS_MIN_VERSIONS, WEBHOOK_PROVIDERS } from '../api/limits.ts';
 import { canonicalCidr, OIDC_ISSUER_MAX } from '../api/rules.ts';
 import { EDGE_MODULES, ROUTE_MODULE_NAMES } from '../api/schemas/edges.ts';
+import { entryByName } from './catalogue.ts';
 import { EmulatorError, type MessageValues, refuse } from './errors.ts';
 
 const CODE_BY_ISSUE: Record<string, string> = {

@@ -34,7 +34,7 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     },
   );
 
-  // from the public error reference (src/api/error-catalogue.ts): refused by one object alone
+  // from the public error reference (src/emulator/errors.json): refused by one object alone
   it.each([
     ['10.1.2.3/8', 'cidr must be written with the lowest address of its range'],
     ['2001:db8::1/32', 'cidr must be written with the lowest address of its range'],
