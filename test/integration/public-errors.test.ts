@@ -7,6 +7,7 @@
 // fails when an entry has no request, or a request has no entry, so catalogue and emulator
 // cannot drift apart. The last test prints the share of applicable entries (all but n/a) the
 // emulator refuses with the public code.
+import { generateKeyPairSync } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -18,6 +19,7 @@ import {
   SERVED,
 } from '../../src/emulator/catalogue.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { selfSignedCaPem, selfSignedPem } from '../../src/util/x509.ts';
 import { sshPublicKey } from './harness.ts';
 import reference from './public-errors.reference.json' with { type: 'json' };
 
@@ -101,6 +103,10 @@ const oauth = (provider: Json) => routeWith({ oauth: { provider } });
 const github = (fields: Json) => oauth({ github: { client_id: 'app', client_secret: 'secret', ...fields } });
 const webhook = (module: Json) => routeWith({ webhook_verification: module });
 const headers = (add: Json) => routeWith({ request_headers: { add } });
+const ca = (ca_pem: string) => post('/certificate_authorities', { ca_pem });
+/** A CA certificate's PEM with an RFC 1421 header before its data. */
+const withPemHeader = (pem: string) =>
+  pem.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\n');
 
 /** One HTTP exchange on its own socket, the request ending early (half-closed). */
 function rawHttp(text: string): Promise<Answer> {
@@ -351,10 +357,31 @@ const BUILDERS: Record<number, () => Promise<Answer>> = {
     return post(`/edges/https/${e}/routes`, { match_type: 'exact_path', match: '/api' });
   },
   7130: async () => post(`/edges/https/${await httpsEdge()}/routes`, { match_type: 'regex', match: '/' }),
+  7039: () => github({ email_domains: ['not a domain'] }),
+  7042: () => routeWith({ oauth: { provider: { github: {} }, cookie_prefix: 'edge_' } }),
+  7043: () => github({ email_addresses: ['not-an-address'] }),
+  7083: () => routeWith({ saml: { idp_metadata: 'https://idp.example.com/metadata' } }),
+  7105: () => headers({ [`x-${'a'.repeat(127)}`]: 'v' }),
+  7106: () => headers({ 'x-long': 'v'.repeat(1025) }),
   7165: () => oauth({ myspace: {} }),
   7166: () => oauth({ gitlab: {} }),
   1693: () =>
     routeWith({ saml: { idp_metadata: '<EntityDescriptor/>', nameid_format: 'urn:example:nameid' } }),
+
+  // --- certificate authorities: one CA certificate in PEM
+  1900: () => ca('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'),
+  1910: async () => ca(withPemHeader(await selfSignedCaPem('Headers CA'))),
+  1911: () =>
+    ca(
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({
+        type: 'spki',
+        format: 'pem',
+      }) as string,
+    ),
+  1912: async () => ca((await selfSignedCaPem('One CA')) + (await selfSignedCaPem('Two CA'))),
+  1913: async () => ca(await selfSignedPem('leaf.example.com')),
+  1919: () => ca(''),
+  1920: () => ca('not a certificate'),
 };
 
 /**

@@ -19,7 +19,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { specSchema } from '../../src/operator/kinds/crd.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
-import { selfSignedPem } from '../../src/util/x509.ts';
+import { selfSignedCaPem } from '../../src/util/x509.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 
 // --- each rule: its admission pattern says what the API's check says
@@ -32,6 +32,15 @@ const VALID: Record<keyof typeof RULES, string[]> = {
   url: ['https://id.example.com', 'http://localhost:8080/realms/x'],
   sshPublicKey: [sshPublicKey()],
   aclRule: ['*', 'bind:example.com', 'bind:*.example.com', 'bind:app.example.com:443', 'bind:team=web'],
+  headerValue: ['', 'max-age=63072000', 'a\tb', 'é', '\x01\x1f'],
+  emailAddress: ['a@example.com', 'Alice.B+tag@mail.example.co.uk', 'a@xn--zz.example.com'],
+  emailDomain: ['example.com', 'Example.com', 'a-b.c.example', 'xn--zz.example.com'],
+  cookiePrefix: ['', 'edge.', 'Sso.1'],
+  samlMetadata: [
+    '<EntityDescriptor/>',
+    '<?xml version="1.0"?>\n<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x">\n</md:EntityDescriptor>\n',
+    '<EntitiesDescriptor><EntityDescriptor/></EntitiesDescriptor>',
+  ],
 };
 const INVALID: Record<keyof typeof RULES, string[]> = {
   cidr: ['', '10.0.0.0/33', '300.1.1.1', '10.0.0.0/', 'host'],
@@ -49,6 +58,28 @@ const INVALID: Record<keyof typeof RULES, string[]> = {
   url: ['', 'not a url', 'example.com'],
   sshPublicKey: ['', 'ssh-ed25519', 'ssh-rsa AAAA', 'ssh-ed25519 not-base64!'],
   aclRule: ['', 'example.com', 'bind:', 'bind:a b', 'bind:*', '**'],
+  headerValue: ['a\r\nset-cookie: b', 'a\nb', 'nul\x00', 'del\x7f'],
+  emailAddress: [
+    '',
+    'a',
+    'a@',
+    '@example.com',
+    'a@b',
+    'a b@example.com',
+    'a@example..com',
+    'a@-x.example.com',
+  ],
+  emailDomain: ['', 'example', '.example.com', 'example.com.', 'a b.com', '-x.example.com', 'a@example.com'],
+  cookiePrefix: ['edge_', 'a-b', 'a b', 'é'],
+  samlMetadata: [
+    '',
+    'not xml',
+    'https://idp.example.com/metadata',
+    '<html></html>',
+    '<EntityDescriptorX/>',
+    '<EntityDescriptor',
+    'x<EntityDescriptor/>',
+  ],
 };
 
 describe('each rule is one check on both sides', () => {
@@ -364,7 +395,7 @@ beforeAll(async () => {
     HTTPSEdge: (await api.httpsEdges.create({})).id,
     TunnelGroupBackend: tg.id,
     WeightedBackend: (await api.weightedBackends.create({ backends: { [tg.id]: 1 } })).id,
-    ca: (await api.certificateAuthorities.create({ ca_pem: await selfSignedPem('Parity CA') })).id,
+    ca: (await api.certificateAuthorities.create({ ca_pem: await selfSignedCaPem('Parity CA') })).id,
   };
 });
 afterAll(async () => {
