@@ -11,12 +11,13 @@ import { createClient } from '../../src/api/client.ts';
 import { ApiError } from '../../src/api/errors.ts';
 import { ID_PREFIX, type IdKind, OAUTH_PROVIDERS } from '../../src/api/limits.ts';
 import { operations } from '../../src/api/operations.ts';
-import { idRule, RULES, type Rule } from '../../src/api/rules.ts';
+import { idRule, OBJECT_RULES, RULES, type Rule } from '../../src/api/rules.ts';
 import { tagOf } from '../../src/api/schemas/common.ts';
 import { SSHCredentialCreate } from '../../src/api/schemas/credentials.ts';
 import { EDGE_MODULES, ROUTE_MODULES } from '../../src/api/schemas/edges.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
-import { specSchema } from '../../src/operator/kinds/crd.ts';
+import { crdFor, specSchema } from '../../src/operator/kinds/crd.ts';
+import { HTTPSEdgeRoute } from '../../src/operator/kinds/https-edge-route.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
 import { selfSignedCaPem } from '../../src/util/x509.ts';
@@ -190,6 +191,51 @@ describe('each rule across fields is one check on both sides', () => {
         }
     }
     expect(cases).toBeGreaterThan(100);
+  });
+});
+
+describe('rules CEL states on a whole route and on map values', () => {
+  type CrdNode = { properties?: Record<string, CrdNode>; 'x-kubernetes-validations'?: { rule: string }[] };
+  const spec = (
+    crdFor(HTTPSEdgeRoute) as {
+      spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: CrdNode } } } }[] };
+    }
+  ).spec.versions[0]!.schema.openAPIV3Schema.properties.spec;
+  const rules = (n: CrdNode | undefined) => (n?.['x-kubernetes-validations'] ?? []).map((r) => r.rule);
+
+  it('one login module enabled per route: the CRD rule and the check agree on every combination', () => {
+    const r = OBJECT_RULES.oneLoginModule;
+    expect(rules(spec)).toContain(r.cel((f) => f));
+    const states = [undefined, {}, { enabled: true }, { enabled: false }];
+    let cases = 0;
+    for (const oauth of states)
+      for (const saml of states)
+        for (const oidc of states) {
+          const o = Object.fromEntries(
+            Object.entries({ oauth, saml, oidc }).filter(([, v]) => v !== undefined),
+          );
+          cases++;
+          expect(
+            evaluate(
+              r.cel((f) => f),
+              { self: o },
+            ),
+            JSON.stringify(o),
+          ).toBe(r.test((f) => o[f]));
+        }
+    expect(cases).toBe(64);
+  });
+
+  it('header values: the CRD rule over the map says what the check of the API says', () => {
+    for (const headers of ['requestHeaders', 'responseHeaders']) {
+      const add = spec.properties![headers]!.properties!.add;
+      const rule = rules(add).find((x) => x.includes('self[k]'))!;
+      expect(rule, headers).toBeTruthy();
+      for (const v of [...VALID.headerValue, ...INVALID.headerValue])
+        expect(evaluate(rule, { self: { 'x-a': 'ok', 'x-b': v } }), JSON.stringify(v)).toBe(
+          RULES.headerValue.test(v),
+        );
+    }
   });
 });
 
