@@ -156,12 +156,13 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
   });
 
   // CEL over a map's values, and across a route's modules (src/api/rules.ts)
-  it('a header value with CR, LF or DEL, in request and response headers', async () => {
+  // (a raw DEL never reaches CEL here: the API server refuses the apply body first, with 400)
+  it('a header value with CR or LF, in request and response headers', async () => {
     const message = 'add values must hold no NUL, CR, LF or DEL character';
     expect(
       await refused(route({ requestHeaders: { add: { 'X-Injected': 'a\r\nSet-Cookie: b' } } })),
     ).toContain(message);
-    expect(await refused(route({ responseHeaders: { add: { 'X-Del': 'a\x7fb' } } }))).toContain(message);
+    expect(await refused(route({ responseHeaders: { add: { 'X-Lf': 'a\nb' } } }))).toContain(message);
   });
 
   it('a route with more than one login module enabled', async () => {
