@@ -5,6 +5,17 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { ID_PREFIX, type IdKind } from './limits.ts';
+import { HEADER_NAME_MAX_BYTES, TEXT_RULES } from './text-rules.ts';
+
+export {
+  COOKIE_PREFIX_PATTERN,
+  EMAIL_ADDRESS_PATTERN,
+  EMAIL_DOMAIN_PATTERN,
+  HEADER_NAME_MAX_BYTES,
+  HEADER_VALUE_MAX_BYTES,
+  HEADER_VALUE_PATTERN,
+  SAML_METADATA_PATTERN,
+} from './text-rules.ts';
 
 export const byteLength = (s: string): number => Buffer.byteLength(s, 'utf8');
 
@@ -135,10 +146,16 @@ export interface Rule {
 /** The longest OIDC issuer the API takes (ERR_NGROK_7087), counted in characters as admission counts. */
 export const OIDC_ISSUER_MAX = 255;
 
-const patternRule = (r: Omit<Rule, 'test' | 'cel'> & { pattern: string }): Rule & { pattern: string } => {
+type PatternSpec = Omit<Rule, 'test' | 'cel'> & { pattern: string };
+const patternRule = (r: PatternSpec): Rule & { pattern: string } => {
   const re = new RegExp(r.pattern);
   return { ...r, test: (v) => re.test(v) };
 };
+const patternRules = <K extends string>(specs: Record<K, PatternSpec>) =>
+  Object.fromEntries(Object.entries<PatternSpec>(specs).map(([k, r]) => [k, patternRule(r)])) as Record<
+    K,
+    Rule & { pattern: string }
+  >;
 const anyUrl = z.url();
 
 export const RULES = {
@@ -159,8 +176,9 @@ export const RULES = {
     must: 'be an HTTP header name',
     errorCode: 'ERR_INVALID_HEADER_NAME',
     pattern: HEADER_NAME_PATTERN,
-    maxLength: 256,
+    maxLength: HEADER_NAME_MAX_BYTES,
   }),
+  ...patternRules(TEXT_RULES),
   githubTeam: patternRule({
     must: 'be org-name/team-name',
     errorCode: 'ERR_OAUTH_GITHUB_TEAM',
@@ -303,6 +321,8 @@ export const CROSS = {
 
 // --- rules the API holds one object to, stated for both sides (CRD names via `n`)
 
+/** The login modules of a route: one at most may be enabled. */
+export const LOGIN_MODULES = ['oauth', 'saml', 'oidc'] as const;
 const celOnlyWhenSet = (f: string, test: string) => `!has(self.${f}) || size(self.${f}) == 0 || (${test})`;
 
 export const OBJECT_RULES = {
@@ -331,6 +351,22 @@ export const OBJECT_RULES = {
       const f = `self.${n('cidr')}`;
       return celOnlyWhenSet(n('cidr'), `!isCIDR(${f}) || cidr(${f}) == cidr(${f}).masked()`);
     },
+  },
+  /**
+   * A route enables one login module at most (ERR_NGROK_7079); a disabled one does not count.
+   * Admission states it on one route object; the API also holds module PUTs and PATCHes to it.
+   */
+  oneLoginModule: {
+    field: '',
+    must: (n) => `may enable only one login module of ${LOGIN_MODULES.map(n).join(', ')}`,
+    errorCode: 'ERR_CONFLICTING_AUTH_MODULES',
+    test: (get) =>
+      LOGIN_MODULES.filter((f) => {
+        const m = get(f);
+        return !!m && typeof m === 'object' && (m as { enabled?: unknown }).enabled !== false;
+      }).length <= 1,
+    cel: (n) =>
+      `[${LOGIN_MODULES.map((f) => `has(self.${n(f)}) && (!has(self.${n(f)}.enabled) || self.${n(f)}.enabled)`).join(', ')}].filter(x, x).size() <= 1`,
   },
   /** Tunnel group labels: no '=' in a key or a value (ERR_NGROK_6531). */
   labelsWithoutEquals: {

@@ -1,4 +1,4 @@
-import { entryByName, fillMessage, isEnforced } from '../api/error-catalogue.ts';
+import { entryByName, fillMessage, isEnforced } from './catalogue.ts';
 import { publicErrorCode } from './error-codes.ts';
 import { newId } from './ids.ts';
 
@@ -28,7 +28,7 @@ export const errorBody = (status: number, code: string, msg: string) => ({
 export type MessageValues = Readonly<Record<string, string | number>>;
 
 /**
- * The public API's refusal by its descriptive name (src/api/error-catalogue.ts): its status, its
+ * The public API's refusal by its descriptive name (src/emulator/errors.json): its status, its
  * message in the reference's words with `values` filled in, and `detail` (what the emulator can
  * add: the field, the ids involved) after it in parentheses.
  */

@@ -1,11 +1,16 @@
 // zod issues -> the API's error body: the public number and message where the reference has one
-// (src/api/error-catalogue.ts), the field path, and a stable descriptive code in details.code.
+// (src/emulator/errors.json), the field path, and a stable descriptive code in details.code.
 import { isIP } from 'node:net';
 import type { z } from 'zod';
-import { entryByName } from '../api/error-catalogue.ts';
 import { SAML_NAMEID_FORMATS, TLS_MIN_VERSIONS, WEBHOOK_PROVIDERS } from '../api/limits.ts';
-import { canonicalCidr, OIDC_ISSUER_MAX } from '../api/rules.ts';
+import {
+  canonicalCidr,
+  HEADER_NAME_MAX_BYTES,
+  HEADER_VALUE_MAX_BYTES,
+  OIDC_ISSUER_MAX,
+} from '../api/rules.ts';
 import { EDGE_MODULES, ROUTE_MODULE_NAMES } from '../api/schemas/edges.ts';
+import { entryByName } from './catalogue.ts';
 import { EmulatorError, type MessageValues, refuse } from './errors.ts';
 
 const CODE_BY_ISSUE: Record<string, string> = {
@@ -173,7 +178,8 @@ export function publicRefusal(raw: z.core.$ZodIssue, ctx: BodyContext): Emulator
   const r = (name: string, values: MessageValues = {}, detail: string = generic.msg) =>
     refuse(name, values, name === 'ERR_UNKNOWN_FIELD' ? undefined : detail);
 
-  const coded = (issue as { params?: { error_code?: string } }).params?.error_code;
+  const params = (issue as { params?: { error_code?: string; values?: MessageValues } }).params;
+  const coded = params?.error_code;
   if (coded) {
     switch (coded) {
       case 'ERR_INVALID_CIDR':
@@ -222,6 +228,27 @@ export function publicRefusal(raw: z.core.$ZodIssue, ctx: BodyContext): Emulator
         return r(coded, { RULE: Array.isArray(input) ? '*' : String(input) });
       case 'ERR_INVALID_HEADER_NAME':
         return r(coded, { KEY: String(input) });
+      // the reference quotes the start of a header that is too long
+      case 'ERR_HEADER_NAME_TOO_LONG':
+        return r(coded, { PREFIX: String(input).slice(0, 16), BYTES: HEADER_NAME_MAX_BYTES });
+      case 'ERR_HEADER_VALUE_TOO_LONG':
+        return r(coded, {
+          HEADERKEY: last,
+          PREFIX: String(input).slice(0, 16),
+          BYTES: HEADER_VALUE_MAX_BYTES,
+        });
+      case 'ERR_INVALID_HEADER_VALUE':
+        return r(coded, {
+          VAL: JSON.stringify(String(input)),
+          REASON: 'it holds a NUL, CR, LF or DEL character',
+        });
+      case 'ERR_OAUTH_EMAIL_INVALID':
+      case 'ERR_OAUTH_EMAIL_DOMAIN_INVALID':
+        return r(coded, { PROVIDER: providerOf(path), NAME: String(input) });
+      case 'ERR_COOKIE_PREFIX':
+        return r(coded, { PREFIX: String(input) });
+      case 'ERR_SAML_METADATA_UNPARSABLE':
+        return r(coded, { ERR: 'not an EntityDescriptor (or EntitiesDescriptor) XML document' });
       case 'ERR_WEBHOOK_SECRET_REQUIRED':
         return r(coded, { T: String(field('provider')) });
       case 'ERR_MIN_VERSION_WITH_UPSTREAM':
@@ -271,8 +298,9 @@ export function publicRefusal(raw: z.core.$ZodIssue, ctx: BodyContext): Emulator
         return r(name, values, generic.msg);
       }
     }
-    // a name the catalogue has: its message; else the emulator's own (no public number)
-    return tryRefuse(coded, {}, generic.msg);
+    // a name the catalogue has: its message (with the values the check gave); else the
+    // emulator's own (no public number)
+    return tryRefuse(coded, params?.values ?? {}, generic.msg);
   }
 
   if (issue.code === 'unrecognized_keys') {

@@ -22,7 +22,7 @@ export const serial = () =>
     .replace(/^[89a-f]/, '1');
 
 /** A self-signed certificate in PEM, for the emulator's SAML request signing. */
-export async function selfSignedPem(commonName: string, years = 5): Promise<string> {
+export async function selfSignedPem(commonName: string, years = 5, ca = false): Promise<string> {
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
     name: `CN=${commonName}`,
@@ -30,6 +30,10 @@ export async function selfSignedPem(commonName: string, years = 5): Promise<stri
     notAfter: new Date(Date.now() + years * 365 * 86_400_000),
     signingAlgorithm: RSA_SHA256,
     keys: await newKeys(),
+    ...(ca ? { extensions: [new x509.BasicConstraintsExtension(true, undefined, true)] } : {}),
   });
   return cert.toString('pem');
 }
+
+/** A self-signed CA certificate in PEM (basic constraints CA:TRUE): what mutual TLS uploads. */
+export const selfSignedCaPem = (commonName: string, years = 5) => selfSignedPem(commonName, years, true);

@@ -34,7 +34,7 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     },
   );
 
-  // from the public error reference (src/api/error-catalogue.ts): refused by one object alone
+  // from the public error reference (src/emulator/errors.json): refused by one object alone
   it.each([
     ['10.1.2.3/8', 'cidr must be written with the lowest address of its range'],
     ['2001:db8::1/32', 'cidr must be written with the lowest address of its range'],
@@ -155,19 +155,66 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     ).toContain('acl must hold the rule "*" only on its own');
   });
 
+  // CEL over a map's values, and across a route's modules (src/api/rules.ts)
+  // (a raw DEL never reaches CEL here: the API server refuses the apply body first, with 400)
+  it('a header value with CR or LF, in request and response headers', async () => {
+    const message = 'add values must hold no NUL, CR, LF or DEL character';
+    expect(
+      await refused(route({ requestHeaders: { add: { 'X-Injected': 'a\r\nSet-Cookie: b' } } })),
+    ).toContain(message);
+    expect(await refused(route({ responseHeaders: { add: { 'X-Lf': 'a\nb' } } }))).toContain(message);
+  });
+
+  it('a route with more than one login module enabled', async () => {
+    const oidc = {
+      issuer: 'https://id.example.com',
+      clientID: 'c',
+      clientSecretRef: { name: 's', key: 'k' },
+      scopes: ['openid'],
+    };
+    const message = 'may enable only one login module of oauth, saml, oidc';
+    expect(await refused(route({ oauth: { provider: { github: {} } }, oidc }))).toContain(message);
+    expect(await refused(route({ saml: { idpMetadata: '<EntityDescriptor/>' }, oidc }))).toContain(message);
+  });
+
+  it('OAuth e-mail addresses and domains that are none, a cookie prefix of other characters, SAML metadata that is not XML', async () => {
+    const github = (fields: Record<string, unknown>) => route({ oauth: { provider: { github: fields } } });
+    expect(await refused(github({ emailAddresses: ['not-an-address'] }))).toContain(
+      'spec.oauth.provider.github.emailAddresses[0]',
+    );
+    expect(await refused(github({ emailDomains: ['not a domain'] }))).toContain(
+      'spec.oauth.provider.github.emailDomains[0]',
+    );
+    expect(await refused(route({ oauth: { provider: { github: {} }, cookiePrefix: 'edge_' } }))).toContain(
+      'spec.oauth.cookiePrefix',
+    );
+    expect(await refused(route({ saml: { idpMetadata: 'https://idp.example.com/metadata' } }))).toContain(
+      'spec.saml.idpMetadata',
+    );
+  });
+
   it('and the valid forms of the same fields pass', async () => {
     await apply(
       w.kube,
       [
         obj('HTTPSEdge', w.ns, 'e', { hostports: ['*.example.com:65535', 'a.example.com:1'] }),
         route({
-          requestHeaders: { add: { 'X-Forwarded-Proto': 'https' } },
+          requestHeaders: { add: { 'X-Forwarded-Proto': 'https', 'X-Tab': 'a\tb' } },
           responseHeaders: { remove: ['Server'] },
           oauth: {
             provider: {
-              github: { clientID: 'c', clientSecretRef: { name: 's', key: 'k' }, teams: ['acme/eng'] },
+              github: {
+                clientID: 'c',
+                clientSecretRef: { name: 's', key: 'k' },
+                teams: ['acme/eng'],
+                emailAddresses: ['alice@example.com'],
+                emailDomains: ['example.com'],
+              },
             },
+            cookiePrefix: 'edge.sso',
           },
+          // a disabled login module does not count
+          saml: { enabled: false, idpMetadata: '<?xml version="1.0"?>\n<md:EntityDescriptor/>\n' },
         }),
       ],
       w.ns,

@@ -525,8 +525,8 @@ describe('TCP and TLS edge modules', () => {
     await c.tcpEdgeModules.backend.delete(tcp.id);
     expect((await c.tcpEdges.get(tcp.id)).backend).toBeNull();
 
-    const { selfSignedPem } = await import('../../src/util/x509.ts');
-    const ca = await c.certificateAuthorities.create({ ca_pem: await selfSignedPem('Test CA') });
+    const { selfSignedCaPem } = await import('../../src/util/x509.ts');
+    const ca = await c.certificateAuthorities.create({ ca_pem: await selfSignedCaPem('Test CA') });
     const tls = await c.tlsEdges.create({ hostports: ['tls.example.com:443'] });
     const m = await c.tlsEdgeModules.mutual_tls.put(tls.id, { certificate_authority_ids: [ca.id] });
     expect(m.certificate_authorities).toEqual([{ id: ca.id, uri: ca.uri }]);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { collect, createClient } from '../../src/api/client.ts';
 import { STORED_RECORDS } from '../../src/emulator/records.ts';
 import { startEmulator } from '../../src/emulator/server.ts';
-import { selfSignedPem } from '../../src/util/x509.ts';
+import { selfSignedCaPem } from '../../src/util/x509.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { emulatorWithClient, sshPublicKey } from './harness.ts';
 
@@ -226,7 +226,7 @@ describe('records of the wrong shape', () => {
     const tg = await c.tunnelGroupBackends.create({ labels: { app: 'web' } });
     await c.weightedBackends.create({ backends: { [tg.id]: 1 } });
     await c.sshCredentials.create({ public_key: sshPublicKey() });
-    const ca = await c.certificateAuthorities.create({ ca_pem: await selfSignedPem('Test CA') });
+    const ca = await c.certificateAuthorities.create({ ca_pem: await selfSignedCaPem('Test CA') });
     const https = await c.httpsEdges.create({ hostports: ['a.example.com:443'], tls_termination: {} });
     await c.httpsEdgeRoutes.create(https.id, {
       match_type: 'path_prefix',

@@ -1,22 +1,39 @@
-// The error catalogue (src/api/error-catalogue.ts) against the emulator: every entry the
-// emulator is said to refuse (emulator, crd, operator) has a request here that triggers it, and
-// the answer carries the entry's HTTP status, its ERR_NGROK_<number>, its message (the
+// The error catalogue against the emulator: the entries the emulator serves
+// (src/emulator/errors.json) and the reference pages that do not apply here
+// (public-errors.reference.json, beside this file) make the whole public reference. Every entry
+// the emulator is said to refuse (emulator, crd, operator) has a request here that triggers it,
+// and the answer carries the entry's HTTP status, its ERR_NGROK_<number>, its message (the
 // reference's words, values filled in) and one of its descriptive names in details.code. A test
 // fails when an entry has no request, or a request has no entry, so catalogue and emulator
 // cannot drift apart. The last test prints the share of applicable entries (all but n/a) the
 // emulator refuses with the public code.
+import { generateKeyPairSync } from 'node:crypto';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
-  CATALOGUE,
-  catalogueEntry,
   isApplicable,
   isEnforced,
+  loadCatalogue,
   type PublicError,
   placeholders,
-} from '../../src/api/error-catalogue.ts';
+  SERVED,
+} from '../../src/emulator/catalogue.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
+import { selfSignedCaPem, selfSignedPem } from '../../src/util/x509.ts';
 import { sshPublicKey } from './harness.ts';
+import reference from './public-errors.reference.json' with { type: 'json' };
+
+/** The whole reference: what the emulator serves and the pages that do not apply (n/a). */
+const CATALOGUE: readonly PublicError[] = [
+  ...SERVED,
+  ...reference.entries.map((x): PublicError => ({ ...x, handling: 'n/a' })),
+];
+const BY_NUMBER = new Map(CATALOGUE.map((x) => [x.number, x]));
+function catalogueEntry(number: number): PublicError {
+  const x = BY_NUMBER.get(number);
+  if (!x) throw new Error(`ERR_NGROK_${number} is not in the error catalogue`);
+  return x;
+}
 
 type Json = Record<string, unknown>;
 interface Answer {
@@ -86,6 +103,10 @@ const oauth = (provider: Json) => routeWith({ oauth: { provider } });
 const github = (fields: Json) => oauth({ github: { client_id: 'app', client_secret: 'secret', ...fields } });
 const webhook = (module: Json) => routeWith({ webhook_verification: module });
 const headers = (add: Json) => routeWith({ request_headers: { add } });
+const ca = (ca_pem: string) => post('/certificate_authorities', { ca_pem });
+/** A CA certificate's PEM with an RFC 1421 header before its data. */
+const withPemHeader = (pem: string) =>
+  pem.replace('-----BEGIN CERTIFICATE-----\n', '-----BEGIN CERTIFICATE-----\nProc-Type: 4,ENCRYPTED\n\n');
 
 /** One HTTP exchange on its own socket, the request ending early (half-closed). */
 function rawHttp(text: string): Promise<Answer> {
@@ -336,10 +357,31 @@ const BUILDERS: Record<number, () => Promise<Answer>> = {
     return post(`/edges/https/${e}/routes`, { match_type: 'exact_path', match: '/api' });
   },
   7130: async () => post(`/edges/https/${await httpsEdge()}/routes`, { match_type: 'regex', match: '/' }),
+  7039: () => github({ email_domains: ['not a domain'] }),
+  7042: () => routeWith({ oauth: { provider: { github: {} }, cookie_prefix: 'edge_' } }),
+  7043: () => github({ email_addresses: ['not-an-address'] }),
+  7083: () => routeWith({ saml: { idp_metadata: 'https://idp.example.com/metadata' } }),
+  7105: () => headers({ [`x-${'a'.repeat(127)}`]: 'v' }),
+  7106: () => headers({ 'x-long': 'v'.repeat(1025) }),
   7165: () => oauth({ myspace: {} }),
   7166: () => oauth({ gitlab: {} }),
   1693: () =>
     routeWith({ saml: { idp_metadata: '<EntityDescriptor/>', nameid_format: 'urn:example:nameid' } }),
+
+  // --- certificate authorities: one CA certificate in PEM
+  1900: () => ca('-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'),
+  1910: async () => ca(withPemHeader(await selfSignedCaPem('Headers CA'))),
+  1911: () =>
+    ca(
+      generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({
+        type: 'spki',
+        format: 'pem',
+      }) as string,
+    ),
+  1912: async () => ca((await selfSignedCaPem('One CA')) + (await selfSignedCaPem('Two CA'))),
+  1913: async () => ca(await selfSignedPem('leaf.example.com')),
+  1919: () => ca(''),
+  1920: () => ca('not a certificate'),
 };
 
 /**
@@ -380,6 +422,8 @@ const enforced = CATALOGUE.filter(isEnforced);
 
 describe('the catalogue', () => {
   it('has one entry per number, one entry per descriptive name, and says why where it must', () => {
+    for (const x of CATALOGUE)
+      expect(Object.keys(reference.areas), `ERR_NGROK_${x.number}`).toContain(x.area);
     const numbers = CATALOGUE.map((x) => x.number);
     expect(new Set(numbers).size).toBe(numbers.length);
     const names = CATALOGUE.flatMap((x) => x.names ?? []);
@@ -391,6 +435,21 @@ describe('the catalogue', () => {
       expect(x.trigger, `ERR_NGROK_${x.number}`).toBeTruthy();
       expect(x.message, `ERR_NGROK_${x.number}`).not.toMatch(/`/);
     }
+  });
+
+  it('is checked when the emulator loads it: a number or a name twice, a gap without why', () => {
+    const [a, b] = [SERVED[0]!, SERVED[1]!];
+    const file = (entries: unknown[]) => ({ $comment: 'test', entries });
+    expect(loadCatalogue(file([a, b]))).toHaveLength(2);
+    expect(() => loadCatalogue(file([a, { ...b, number: a.number }]))).toThrow(
+      `numbers listed twice: ${a.number}`,
+    );
+    expect(() => loadCatalogue(file([a, { ...b, names: a.names }]))).toThrow('names listed twice');
+    expect(() => loadCatalogue(file([{ ...a, handling: 'gap', why: undefined }]))).toThrow(
+      'does not say why',
+    );
+    expect(() => loadCatalogue(file([{ ...a, status: '400' }]))).toThrow('entries.0.status');
+    expect(() => loadCatalogue(file([{ ...a, handling: 'n/a' }]))).toThrow('entries.0.handling');
   });
 
   it('has a request for every entry the emulator refuses, and no request for any other', () => {

@@ -3,7 +3,7 @@
 // the operator manages. Shared by the export tests (integration and e2e).
 import type { EdgeClient } from '../../src/api/client.ts';
 import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
-import { selfSignedPem } from '../../src/util/x509.ts';
+import { selfSignedCaPem } from '../../src/util/x509.ts';
 
 export const SECRETS = {
   oidc: 'oidc-s3cret-value',
@@ -95,7 +95,7 @@ export async function populateAccount(c: EdgeClient) {
     backend: { backend_id: web.id },
   });
   // certificate authorities are no kind of the operator's: the spec keeps their ids
-  const ca = await c.certificateAuthorities.create({ ca_pem: await selfSignedPem('Clients CA') });
+  const ca = await c.certificateAuthorities.create({ ca_pem: await selfSignedCaPem('Clients CA') });
   await c.tlsEdges.create({
     description: 'mtls',
     hostports: ['mtls.example.com:443'],

@@ -12,9 +12,13 @@ import { createClient, type EdgeClient } from '../../src/api/client.ts';
 import { ID_PREFIX, METADATA_MAX_BYTES } from '../../src/api/limits.ts';
 import {
   ACL_RULE_PATTERN,
+  COOKIE_PREFIX_PATTERN,
+  EMAIL_ADDRESS_PATTERN,
+  EMAIL_DOMAIN_PATTERN,
   GITHUB_TEAM_PATTERN,
   HEADER_NAME_PATTERN,
   HOSTPORT_PATTERN,
+  SAML_METADATA_PATTERN,
   SSH_PUBLIC_KEY_PATTERN,
 } from '../../src/api/rules.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
@@ -25,7 +29,7 @@ import { HTTPSEdgeRoute } from '../../src/operator/kinds/https-edge-route.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
 import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
-import { selfSignedPem } from '../../src/util/x509.ts';
+import { selfSignedCaPem } from '../../src/util/x509.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 
 type Json = Record<string, unknown>;
@@ -70,17 +74,20 @@ const free = (n: number, seed: number) => fixed(COSTLY, n, seed);
 const ALNUM = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const DNS = '0123456789abcdefghijklmnopqrstuvwxyz';
 
-/** host:port of `n` characters: labels of 63 at most, the largest port. */
-function hostport(n: number, seed: number): string {
-  const port = ':65535';
+/** A DNS name of `n` characters: labels of 63 at most. */
+function dnsName(n: number, seed: number): string {
   const labels: string[] = [];
-  for (let left = n - port.length; left > 0; ) {
+  for (let left = n; left > 0; ) {
     const len = left <= 63 ? left : Math.min(63, left - 2);
     labels.push(fixed(DNS, len, labels.length === 0 ? seed : 0));
     left -= left <= 63 ? len : len + 1;
   }
-  return labels.join('.') + port;
+  return labels.join('.');
 }
+/** host:port of `n` characters: the largest port. */
+const hostport = (n: number, seed: number) => `${dnsName(n - 6, seed)}:65535`;
+/** An e-mail domain (two labels at least) of `n` characters. */
+const domain = (n: number, seed: number) => `${dnsName(n - 4, seed)}.com`;
 
 const KEY = sshPublicKey('').trim();
 /** A pattern as the CRD writes it (zod escapes `/`). */
@@ -94,6 +101,12 @@ const GENERATORS: Record<string, (n: number, seed: number) => string> = {
   [source(ACL_RULE_PATTERN)]: (n, seed) => `bind:${free(n - 5, seed)}`,
   // a real key (the API decodes it), the rest a comment
   [source(SSH_PUBLIC_KEY_PATTERN)]: (n, seed) => `${KEY} ${free(n - KEY.length - 1, seed)}`,
+  // lower-case: the API refuses an address with capitals (ERR_NGROK_7067)
+  [source(EMAIL_ADDRESS_PATTERN)]: (n, seed) => `${fixed(DNS, n - 12, seed)}@example.com`,
+  [source(EMAIL_DOMAIN_PATTERN)]: domain,
+  [source(COOKIE_PREFIX_PATTERN)]: (n, seed) => fixed(ALNUM, n, seed),
+  // the pattern sees the root element and the end: free text between
+  [source(SAML_METADATA_PATTERN)]: (n, seed) => `<EntityDescriptor>${free(n - 37, seed)}</EntityDescriptor>`,
 };
 /** An id pattern (`^(ipp)_[A-Za-z0-9]+$`): the first prefix, padded to `n`. */
 const idGenerator = (pattern: string) => {
@@ -122,9 +135,16 @@ const ONE_OF = /^\[(has\(self\.\w+\)(, )?)+\]\.filter\(x, x\)\.size\(\) == 1$/;
 const UNSET_WHEN = /^!\(has\(self\.(\w+)\) && self\.\1 == '(\w+)' && has\(self\.(\w+)\)\)$/;
 const KEY_PATTERN = /^self\.all\(k, k\.matches\('(.*)'\)\)$/;
 const KEY_SIZE = /^self\.all\(k, size\(k\) <= (\d+)\)$/;
+/** Header values: no NUL, CR, LF or DEL, which the costly characters are not. */
+const VALUE_PATTERN = /^self\.all\(k, self\[k\]\.matches\('\^\[\^\\\\x00\\\\r\\\\n\\\\x7f\]\*\$'\)\)$/;
+/** One login module enabled at most: the largest object's are all disabled (false is longer). */
+const ONE_ENABLED =
+  /^\[(has\(self\.(\w+)\) && \(!has\(self\.\2\.enabled\) \|\| self\.\2\.enabled\)(, )?)+\]\.filter\(x, x\)\.size\(\) <= 1$/;
 const known = (rule: string) =>
   rule.includes('oldSelf') || // transition rules: no old object at create
-  [...HOLD_WHEN_FULL, PAIR, ONE_OF, UNSET_WHEN, KEY_PATTERN, KEY_SIZE].some((re) => re.test(rule)) ||
+  [...HOLD_WHEN_FULL, PAIR, ONE_OF, UNSET_WHEN, KEY_PATTERN, KEY_SIZE, VALUE_PATTERN, ONE_ENABLED].some(
+    (re) => re.test(rule),
+  ) ||
   ['isIP(self) || isCIDR(self)', 'isURL(self)'].includes(rule);
 
 /** The largest value `node` admits; throws on what admission leaves unbounded. */
@@ -239,7 +259,7 @@ beforeAll(async () => {
     ipPolicies: (await api.ipPolicies.create({})).id,
     tunnelGroupBackends: tg.id,
     weightedBackends: (await api.weightedBackends.create({ backends: { [tg.id]: 1 } })).id,
-    certificateAuthorities: (await api.certificateAuthorities.create({ ca_pem: await selfSignedPem('CA') }))
+    certificateAuthorities: (await api.certificateAuthorities.create({ ca_pem: await selfSignedCaPem('CA') }))
       .id,
     httpsEdges: (await api.httpsEdges.create({})).id,
   };

@@ -11,15 +11,16 @@ import { createClient } from '../../src/api/client.ts';
 import { ApiError } from '../../src/api/errors.ts';
 import { ID_PREFIX, type IdKind, OAUTH_PROVIDERS } from '../../src/api/limits.ts';
 import { operations } from '../../src/api/operations.ts';
-import { idRule, RULES, type Rule } from '../../src/api/rules.ts';
+import { idRule, OBJECT_RULES, RULES, type Rule } from '../../src/api/rules.ts';
 import { tagOf } from '../../src/api/schemas/common.ts';
 import { SSHCredentialCreate } from '../../src/api/schemas/credentials.ts';
 import { EDGE_MODULES, ROUTE_MODULES } from '../../src/api/schemas/edges.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
-import { specSchema } from '../../src/operator/kinds/crd.ts';
+import { crdFor, specSchema } from '../../src/operator/kinds/crd.ts';
+import { HTTPSEdgeRoute } from '../../src/operator/kinds/https-edge-route.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
-import { selfSignedPem } from '../../src/util/x509.ts';
+import { selfSignedCaPem } from '../../src/util/x509.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 
 // --- each rule: its admission pattern says what the API's check says
@@ -32,6 +33,15 @@ const VALID: Record<keyof typeof RULES, string[]> = {
   url: ['https://id.example.com', 'http://localhost:8080/realms/x'],
   sshPublicKey: [sshPublicKey()],
   aclRule: ['*', 'bind:example.com', 'bind:*.example.com', 'bind:app.example.com:443', 'bind:team=web'],
+  headerValue: ['', 'max-age=63072000', 'a\tb', 'é', '\x01\x1f'],
+  emailAddress: ['a@example.com', 'Alice.B+tag@mail.example.co.uk', 'a@xn--zz.example.com'],
+  emailDomain: ['example.com', 'Example.com', 'a-b.c.example', 'xn--zz.example.com'],
+  cookiePrefix: ['', 'edge.', 'Sso.1'],
+  samlMetadata: [
+    '<EntityDescriptor/>',
+    '<?xml version="1.0"?>\n<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="x">\n</md:EntityDescriptor>\n',
+    '<EntitiesDescriptor><EntityDescriptor/></EntitiesDescriptor>',
+  ],
 };
 const INVALID: Record<keyof typeof RULES, string[]> = {
   cidr: ['', '10.0.0.0/33', '300.1.1.1', '10.0.0.0/', 'host'],
@@ -49,6 +59,28 @@ const INVALID: Record<keyof typeof RULES, string[]> = {
   url: ['', 'not a url', 'example.com'],
   sshPublicKey: ['', 'ssh-ed25519', 'ssh-rsa AAAA', 'ssh-ed25519 not-base64!'],
   aclRule: ['', 'example.com', 'bind:', 'bind:a b', 'bind:*', '**'],
+  headerValue: ['a\r\nset-cookie: b', 'a\nb', 'nul\x00', 'del\x7f'],
+  emailAddress: [
+    '',
+    'a',
+    'a@',
+    '@example.com',
+    'a@b',
+    'a b@example.com',
+    'a@example..com',
+    'a@-x.example.com',
+  ],
+  emailDomain: ['', 'example', '.example.com', 'example.com.', 'a b.com', '-x.example.com', 'a@example.com'],
+  cookiePrefix: ['edge_', 'a-b', 'a b', 'é'],
+  samlMetadata: [
+    '',
+    'not xml',
+    'https://idp.example.com/metadata',
+    '<html></html>',
+    '<EntityDescriptorX/>',
+    '<EntityDescriptor',
+    'x<EntityDescriptor/>',
+  ],
 };
 
 describe('each rule is one check on both sides', () => {
@@ -159,6 +191,51 @@ describe('each rule across fields is one check on both sides', () => {
         }
     }
     expect(cases).toBeGreaterThan(100);
+  });
+});
+
+describe('rules CEL states on a whole route and on map values', () => {
+  type CrdNode = { properties?: Record<string, CrdNode>; 'x-kubernetes-validations'?: { rule: string }[] };
+  const spec = (
+    crdFor(HTTPSEdgeRoute) as {
+      spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: CrdNode } } } }[] };
+    }
+  ).spec.versions[0]!.schema.openAPIV3Schema.properties.spec;
+  const rules = (n: CrdNode | undefined) => (n?.['x-kubernetes-validations'] ?? []).map((r) => r.rule);
+
+  it('one login module enabled per route: the CRD rule and the check agree on every combination', () => {
+    const r = OBJECT_RULES.oneLoginModule;
+    expect(rules(spec)).toContain(r.cel((f) => f));
+    const states = [undefined, {}, { enabled: true }, { enabled: false }];
+    let cases = 0;
+    for (const oauth of states)
+      for (const saml of states)
+        for (const oidc of states) {
+          const o = Object.fromEntries(
+            Object.entries({ oauth, saml, oidc }).filter(([, v]) => v !== undefined),
+          );
+          cases++;
+          expect(
+            evaluate(
+              r.cel((f) => f),
+              { self: o },
+            ),
+            JSON.stringify(o),
+          ).toBe(r.test((f) => o[f]));
+        }
+    expect(cases).toBe(64);
+  });
+
+  it('header values: the CRD rule over the map says what the check of the API says', () => {
+    for (const headers of ['requestHeaders', 'responseHeaders']) {
+      const add = spec.properties![headers]!.properties!.add;
+      const rule = rules(add).find((x) => x.includes('self[k]'))!;
+      expect(rule, headers).toBeTruthy();
+      for (const v of [...VALID.headerValue, ...INVALID.headerValue])
+        expect(evaluate(rule, { self: { 'x-a': 'ok', 'x-b': v } }), JSON.stringify(v)).toBe(
+          RULES.headerValue.test(v),
+        );
+    }
   });
 });
 
@@ -364,7 +441,7 @@ beforeAll(async () => {
     HTTPSEdge: (await api.httpsEdges.create({})).id,
     TunnelGroupBackend: tg.id,
     WeightedBackend: (await api.weightedBackends.create({ backends: { [tg.id]: 1 } })).id,
-    ca: (await api.certificateAuthorities.create({ ca_pem: await selfSignedPem('Parity CA') })).id,
+    ca: (await api.certificateAuthorities.create({ ca_pem: await selfSignedCaPem('Parity CA') })).id,
   };
 });
 afterAll(async () => {

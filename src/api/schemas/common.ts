@@ -62,6 +62,23 @@ export const checked = (r: Rule, ...also: AlsoCheck[]) =>
     { rule: r },
   );
 
+/**
+ * A string that may not be empty (refused with `emptyCode`) held to one of the spec's rules: an
+ * empty one is refused as empty only.
+ */
+export const checkedNonEmpty = (emptyCode: string, r: Rule) =>
+  tagged(
+    rule(nonEmpty(emptyCode), (v) => v === '' || r.test(v), `must ${r.must}`, r.errorCode),
+    { rule: r },
+  );
+
+/** A string of at most `max` bytes, refused with `errorCode` (a ruled string's further check). */
+export const atMostBytes = (max: number, errorCode: string): AlsoCheck => ({
+  test: (v) => byteLength(v) <= max,
+  message: `must be at most ${max} bytes`,
+  errorCode,
+});
+
 /** A number the API holds to [min, max] with its own error code. */
 export const ranged = <T extends z.ZodNumber>(
   schema: T,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
+import { caPemProblem } from '../pem.ts';
 import { LIST_RULES, RULES } from '../rules.ts';
-import { checked, code, describe, idCoded, listChecked, resourceIn, resourceOut } from './common.ts';
+import { checked, describe, idCoded, listChecked, resourceIn, resourceOut } from './common.ts';
 
 const Acl = describe(
   listChecked(z.array(checked(RULES.aclRule)), LIST_RULES.loneStar),
@@ -33,10 +34,20 @@ export const CertificateAuthority = z.object({
 });
 export const CertificateAuthorityCreate = z.strictObject({
   ...resourceIn,
-  ca_pem: z.string().startsWith('-----BEGIN CERTIFICATE-----', {
-    message: 'must be a PEM-encoded certificate',
-    ...code('ERR_INVALID_PEM'),
-  }),
+  // one CA certificate in PEM; each way an upload is not has its own number (src/api/pem.ts)
+  ca_pem: describe(
+    z.string().superRefine((pem, ctx) => {
+      const p = caPemProblem(pem);
+      if (p)
+        ctx.addIssue({
+          code: 'custom',
+          input: pem,
+          message: p.message,
+          params: { error_code: p.errorCode, values: p.values },
+        });
+    }),
+    'one CA certificate in PEM',
+  ),
 });
 export const CertificateAuthorityUpdate = z.strictObject({ ...resourceIn });
 

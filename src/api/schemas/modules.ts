@@ -13,10 +13,12 @@ import {
   WEBHOOK_PROVIDERS,
   WEBHOOK_PROVIDERS_WITHOUT_SECRET,
 } from '../limits.ts';
-import { CROSS, OIDC_ISSUER_MAX, RULES } from '../rules.ts';
+import { CROSS, HEADER_NAME_MAX_BYTES, HEADER_VALUE_MAX_BYTES, OIDC_ISSUER_MAX, RULES } from '../rules.ts';
 import {
   admissionBounds,
+  atMostBytes,
   checked,
+  checkedNonEmpty,
   crossChecked,
   describe,
   idCoded,
@@ -127,10 +129,14 @@ export const WebsocketTCPConverterModuleIn = z.strictObject({ ...enabled });
 export const WebsocketTCPConverterModule = z.object({ ...enabledOut });
 
 // --- headers
-const HeaderName = checked(RULES.headerName);
+const HeaderName = checked(RULES.headerName, atMostBytes(HEADER_NAME_MAX_BYTES, 'ERR_HEADER_NAME_TOO_LONG'));
+const HeaderValue = checked(
+  RULES.headerValue,
+  atMostBytes(HEADER_VALUE_MAX_BYTES, 'ERR_HEADER_VALUE_TOO_LONG'),
+);
 export const HeadersModuleIn = z.strictObject({
   ...enabled,
-  add: describe(z.record(HeaderName, z.string()), 'header name -> value to add').optional(),
+  add: describe(z.record(HeaderName, HeaderValue), 'header name -> value to add').optional(),
   remove: describe(z.array(HeaderName), 'header names to remove').optional(),
 });
 export const HeadersModule = z.object({ ...enabledOut, add: StringMap, remove: z.array(z.string()) });
@@ -161,7 +167,10 @@ const sessionFields = {
     z.boolean(),
     'do not enforce authentication on OPTIONS requests (CORS)',
   ).optional(),
-  cookie_prefix: describe(z.string(), 'prefix of the session cookie').optional(),
+  cookie_prefix: describe(
+    checked(RULES.cookiePrefix),
+    'prefix of the session cookie (letters, digits and periods)',
+  ).optional(),
   inactivity_timeout: describe(
     ranged(
       z.number().int().min(0),
@@ -185,11 +194,14 @@ const oauthProviderFields = {
   ).optional(),
   client_secret: describe(z.string().min(1), "your OAuth app's client secret").optional(),
   scopes: strings('scopes requested from the provider (only with your own app)'),
-  email_addresses: nonEmptyStrings('only these email addresses may log in', 'ERR_OAUTH_EMPTY_EMAIL'),
-  email_domains: nonEmptyStrings(
+  email_addresses: describe(
+    z.array(checkedNonEmpty('ERR_OAUTH_EMPTY_EMAIL', RULES.emailAddress)),
+    'only these email addresses may log in',
+  ).optional(),
+  email_domains: describe(
+    z.array(checkedNonEmpty('ERR_OAUTH_EMPTY_EMAIL_DOMAIN', RULES.emailDomain)),
     'only email addresses of these domains may log in',
-    'ERR_OAUTH_EMPTY_EMAIL_DOMAIN',
-  ),
+  ).optional(),
 };
 const githubFields = {
   teams: describe(
@@ -261,7 +273,7 @@ export const SAMLModuleIn = z.strictObject({
   ...enabled,
   ...sessionFields,
   idp_metadata: describe(
-    z.string().min(1, { message: 'is required (the IdP EntityDescriptor XML)' }),
+    checkedNonEmpty('ERR_SAML_METADATA_REQUIRED', RULES.samlMetadata),
     'the IdP EntityDescriptor XML',
   ),
   force_authn: describe(

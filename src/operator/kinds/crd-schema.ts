@@ -61,6 +61,42 @@ export const ruled = (r: ValueRule, field: string) => {
   return r.pattern ? s.regex(new RegExp(r.pattern), message) : cel(s, { rule: r.cel!, message });
 };
 
+/**
+ * A map of strings, its keys and values held to rules (patterns) by CEL: OpenAPI has no pattern
+ * or length for property names, and CEL names the rule a value breaks. CEL's cost needs the map,
+ * its keys and its values bounded.
+ */
+export function ruledMap(
+  at: string,
+  b: { keyRule?: ValueRule; valueRule?: ValueRule; keyMax: number; valueMax: number; maxProperties: number },
+) {
+  const { keyRule, valueRule, keyMax, valueMax, maxProperties } = b;
+  const key = keyRule ? ruled({ ...keyRule, maxLength: keyMax }, `${at} keys`) : z.string().max(keyMax);
+  const quote = (pattern: string) => pattern.replaceAll('\\', '\\\\').replaceAll("'", "\\'");
+  const rules: Rule[] = [
+    { rule: `self.all(k, size(k) <= ${keyMax})`, message: `${at} keys must be at most ${keyMax} characters` },
+  ];
+  if (keyRule)
+    rules.push({
+      rule: `self.all(k, k.matches('${quote(keyRule.pattern!)}'))`,
+      message: `${at} keys must ${keyRule.must}`,
+    });
+  if (valueRule)
+    rules.push({
+      rule: `self.all(k, self[k].matches('${quote(valueRule.pattern!)}'))`,
+      message: `${at} values must ${valueRule.must}`,
+    });
+  const map = z
+    .record(key, z.string().max(valueMax))
+    .refine((m) => Object.keys(m).length <= maxProperties, `${at} must have at most ${maxProperties} keys`)
+    .refine(
+      (m) => !valueRule || Object.values(m).every(valueRule.test),
+      `${at} values must ${valueRule?.must}`,
+    )
+    .meta({ maxProperties });
+  return cel(map, ...rules);
+}
+
 export const immutable = <T extends z.ZodType>(schema: T, field: string): T =>
   cel(schema, { rule: 'self == oldSelf', message: `${field} is immutable`, reason: 'FieldValueForbidden' });
 

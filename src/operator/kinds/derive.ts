@@ -15,7 +15,7 @@ import {
   type ResolveSecret,
   type SecretReference,
 } from '../runtime/binding.ts';
-import { cel, doc, immutable, ruled } from './crd-schema.ts';
+import { cel, doc, immutable, ruled, ruledMap } from './crd-schema.ts';
 
 type Obj = Record<string, unknown>;
 type CelRule = Parameters<typeof cel>[1];
@@ -24,6 +24,7 @@ type Def = {
   innerType?: z.ZodType;
   element?: z.ZodType;
   keyType?: z.ZodType;
+  valueType?: z.ZodType;
   entries?: Record<string, string>;
   checks?: { _zod: { def: CheckDef } }[];
 };
@@ -183,28 +184,15 @@ function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
     }
     case 'record': {
       const keyRule = tagOf(d.keyType!)?.rule;
-      if (keyRule && !keyRule.pattern) throw new Error(`derive: map keys need a pattern (${at})`);
-      // admission checks map keys by CEL only (OpenAPI has no pattern or length for property
-      // names), whose cost needs the map and its values bounded
-      const keyMax = Math.min(f.keyMax ?? Infinity, keyRule?.maxLength ?? MAP_KEY_MAX);
-      const maxProperties = f.max ?? LIST_MAX;
-      const key = keyRule ? ruled(bounded(keyRule, keyMax), `${at} keys`) : z.string().max(keyMax);
-      const rec = z
-        .record(key, z.string().max(f.itemMax ?? MAP_VALUE_MAX))
-        .refine(
-          (m) => Object.keys(m).length <= maxProperties,
-          `${at} must have at most ${maxProperties} keys`,
-        )
-        .meta({ maxProperties });
-      const sized = cel(rec, {
-        rule: `self.all(k, size(k) <= ${keyMax})`,
-        message: `${at} keys must be at most ${keyMax} characters`,
-      });
-      if (!keyRule?.pattern) return sized;
-      const quoted = keyRule.pattern.replaceAll('\\', '\\\\').replaceAll("'", "\\'");
-      return cel(sized, {
-        rule: `self.all(k, k.matches('${quoted}'))`,
-        message: `${at} keys must ${keyRule.must}`,
+      const valueRule = tagOf(d.valueType!)?.rule;
+      if ((keyRule && !keyRule.pattern) || (valueRule && !valueRule.pattern))
+        throw new Error(`derive: map keys and values need a pattern (${at})`);
+      return ruledMap(at, {
+        keyRule,
+        valueRule,
+        keyMax: Math.min(f.keyMax ?? Infinity, keyRule?.maxLength ?? MAP_KEY_MAX),
+        valueMax: Math.min(f.itemMax ?? MAP_VALUE_MAX, valueRule?.maxLength ?? Infinity),
+        maxProperties: f.max ?? LIST_MAX,
       });
     }
     case 'object':

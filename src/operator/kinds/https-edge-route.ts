@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { EdgeClient } from '../../api/client.ts';
 import { OAUTH_PROVIDERS } from '../../api/limits.ts';
+import { OBJECT_RULES } from '../../api/rules.ts';
 import {
   HTTPSEdgeRouteCreate,
   HTTPSEdgeRouteUpdate,
@@ -130,13 +131,18 @@ const own = kindSpec(HTTPSEdgeRouteCreate, HTTPSEdgeRouteUpdate, {
   match: { max: 2048 },
   ...Object.fromEntries(MODULE_NAMES.map((n) => [n, { omit: true }])),
 });
+// one login module per route (ERR_NGROK_7079): what one object shows, admission refuses
+const oneLogin = OBJECT_RULES.oneLoginModule;
 const Spec = cel(
-  z.object({
-    ...edge.crd,
-    ...own.schema.shape,
-    ...Object.fromEntries(MODULE_NAMES.map((n) => [camel(n), MODULES[n].crd])),
-  }),
+  z
+    .object({
+      ...edge.crd,
+      ...own.schema.shape,
+      ...Object.fromEntries(MODULE_NAMES.map((n) => [camel(n), MODULES[n].crd])),
+    })
+    .refine((s) => oneLogin.test((f) => s[camel(f)]), oneLogin.must(camel)),
   ...edge.rules!,
+  { rule: oneLogin.cel(camel), message: oneLogin.must(camel) },
 );
 type Spec = {
   edgeRef?: { name: string };
