@@ -87,6 +87,9 @@ export class ObjectCache {
     return o && o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace) ? o : undefined;
   };
 
+  /** The object whose status holds this remote id, in any namespace. */
+  managerOf = (id: string): Named | undefined => this.byId.get(id);
+
   /** What one kind's engine reads. */
   view(kind: string): EngineCache {
     const informers = this.kinds.get(kind)?.informers ?? [];
@@ -98,6 +101,7 @@ export class ObjectCache {
       ownerState: this.ownerState,
       list: () => informers.flatMap((i) => i.list()),
       managedElsewhere: this.managedElsewhere,
+      managerOf: this.managerOf,
       get: (key) => {
         for (const i of informers) {
           const o = i.get(key);
