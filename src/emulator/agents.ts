@@ -39,7 +39,10 @@ export const AgentSpec = z.strictObject({
   tunnels: z.array(AgentTunnelSpec).default([]),
 });
 export type AgentSpec = z.infer<typeof AgentSpec>;
-export const AgentsFile = z.strictObject({ agents: z.array(AgentSpec) });
+/** `--agents`: each agent runs in the default account unless it names another (`account`). */
+export const AgentsFile = z.strictObject({
+  agents: z.array(AgentSpec.extend({ account: z.string().optional() })),
+});
 
 const AGENTS = 'agents';
 const SESSIONS = 'tunnelSessions';

@@ -1,13 +1,15 @@
-import type { Store } from './store.ts';
+import type { AccountRecords } from './store.ts';
 
 export interface Caller {
   ownerId: string;
   admin: boolean;
+  /** The account the caller's key belongs to. */
+  account: string;
 }
 
-/** What every handler gets: the store, the public origin for uris, the caller, a clock. */
+/** What every handler gets: its account's records, the public origin for uris, the caller, a clock. */
 export interface Ctx {
-  store: Store;
+  store: AccountRecords;
   origin: string;
   caller: Caller;
   now(): number;

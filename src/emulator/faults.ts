@@ -1,5 +1,6 @@
 // Fault injection, off by default and seeded so a run can be repeated.
 import { z } from 'zod';
+import { DEFAULT_ACCOUNT } from './defaults.ts';
 
 export const FaultConfig = z.strictObject({
   /** Fraction of API requests answered 500/502/503 before any work is done. */
@@ -29,6 +30,8 @@ export const FaultConfig = z.strictObject({
     .optional(),
   /** Only these methods are affected (default: all). */
   methods: z.array(z.string()).optional(),
+  /** Only requests with a key of these accounts are affected (default: all; the first is `default`). */
+  accounts: z.array(z.string()).optional(),
   seed: z.number().int().default(1),
 });
 export type FaultConfig = z.infer<typeof FaultConfig>;
@@ -62,20 +65,21 @@ export class Faults {
     return this.config;
   }
 
-  private applies(method: string, path: string): boolean {
+  private applies(method: string, path: string, account: string): boolean {
+    if (this.config.accounts && !this.config.accounts.includes(account)) return false;
     if (this.pattern && !this.pattern.test(path)) return false;
     return !this.config.methods || this.config.methods.includes(method);
   }
 
-  latency(method: string, path: string): number {
-    return this.config.latencyMs && this.applies(method, path)
+  latency(method: string, path: string, account = DEFAULT_ACCOUNT): number {
+    return this.config.latencyMs && this.applies(method, path, account)
       ? Math.floor(this.rand() * this.config.latencyMs)
       : 0;
   }
 
-  before(method: string, path: string): FaultDecision {
+  before(method: string, path: string, account = DEFAULT_ACCOUNT): FaultDecision {
     const c = this.config;
-    if (!this.applies(method, path)) return { kind: 'none' };
+    if (!this.applies(method, path, account)) return { kind: 'none' };
     if (c.errorRate && this.rand() < c.errorRate) {
       return {
         kind: 'error',
@@ -87,7 +91,9 @@ export class Faults {
     return { kind: 'none' };
   }
 
-  dropAfter(method: string, path: string): boolean {
-    return !!this.config.dropRate && this.applies(method, path) && this.rand() < this.config.dropRate;
+  dropAfter(method: string, path: string, account = DEFAULT_ACCOUNT): boolean {
+    return (
+      !!this.config.dropRate && this.applies(method, path, account) && this.rand() < this.config.dropRate
+    );
   }
 }

@@ -7,14 +7,16 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { z } from 'zod';
 import { ID_PREFIX } from '../api/limits.ts';
 import { type AnyOp, flattenOperations } from '../api/operations.ts';
-import { AgentSpec, addAgent, agentHandlers, removeAgent } from './agents.ts';
+import { type AccountKey, AccountLimiter, checkAccounts } from './accounts.ts';
+import { registerAdmin } from './admin.ts';
+import { addAgent, agentHandlers } from './agents.ts';
 import type { Caller, Ctx } from './context.ts';
-import { DEFAULT_API_KEY } from './defaults.ts';
+import { RequestCounters } from './counters.ts';
+import { DEFAULT_ACCOUNT, DEFAULT_API_KEY } from './defaults.ts';
 import { EmulatorError, errorBody, refuse } from './errors.ts';
-import { FaultConfig, Faults } from './faults.ts';
-import { STORED_RECORDS } from './records.ts';
+import { Faults } from './faults.ts';
 import { type Handler, resourceHandlers } from './resources.ts';
-import { Store } from './store.ts';
+import { type AccountRecords, Store } from './store.ts';
 import { zodToApiError } from './validation.ts';
 
 export interface ApiKey {
@@ -39,13 +41,19 @@ export const KeysFile = z.strictObject({
 export interface EmulatorOptions {
   host?: string;
   port?: number;
-  /** API keys; a plain string is a key owned by usr_emulator with admin rights. */
+  /** API keys of the default account; a plain string is a key owned by usr_emulator with admin rights. */
   apiKeys?: (ApiKey | string)[];
+  /**
+   * More accounts, by name: each key's own records and own request budget (name `default` is
+   * the account of `apiKeys`). Its key is owned by usr_emulator with admin rights.
+   */
+  accounts?: Record<string, string>;
   /** Key for /_emulator/* (agents, faults, state); defaults to the first API key. */
   adminKey?: string;
   dataFile?: string;
   /** With a corrupt data file: keep what is readable (the original is copied aside) instead of refusing. */
   repair?: boolean;
+  /** Simulated agents, in the default account unless one names another (`account`). */
   agents?: unknown[];
   faults?: unknown;
   /** Requests per minute each account may make (a rolling 60-second window); beyond it 429. Off by default. */
@@ -60,8 +68,13 @@ export interface Emulator {
   url: string;
   apiKey: string;
   adminKey: string;
+  /** Every account's key by name (the default account's first key under `default`). */
+  accounts: Record<string, string>;
   app: FastifyInstance;
+  /** The records of every account; its own get/all/put/delete are the default account's. */
   store: Store;
+  /** One account's records. */
+  storeOf(account: string): AccountRecords;
   faults: Faults;
   /** API calls by operation and status (also GET /_emulator/metrics). */
   counters: RequestCounters;
@@ -70,10 +83,8 @@ export interface Emulator {
   close(): Promise<void>;
 }
 
-export { DEFAULT_API_KEY };
+export { DEFAULT_ACCOUNT, DEFAULT_API_KEY, RequestCounters };
 
-const MAX_CLOCK_ADVANCE_MS = 365 * 24 * 3_600_000;
-const MAX_CLOCK = Date.UTC(9999, 11, 31);
 const SUPPORTED_VERSION = '2';
 /** Longest path parameter (an id, an agent name) the router takes; 414 beyond. */
 const MAX_PATH_SEGMENT = 100;
@@ -96,21 +107,46 @@ const toFastifyPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 const pathRegex = (p: string) => new RegExp(`^${p.replace(/\{\w+\}/g, '[^/]+')}/?$`);
 
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
-  const keys: ApiKey[] = (opts.apiKeys?.length ? opts.apiKeys : [DEFAULT_API_KEY]).map((k) =>
-    typeof k === 'string' ? { key: k, ownerId: 'usr_emulator', admin: true } : k,
+  const keys: AccountKey[] = (opts.apiKeys?.length ? opts.apiKeys : [DEFAULT_API_KEY]).map((k) => ({
+    ...(typeof k === 'string' ? { key: k, ownerId: 'usr_emulator', admin: true } : k),
+    account: DEFAULT_ACCOUNT,
+  }));
+  const extra = Object.entries(opts.accounts ?? {});
+  checkAccounts(
+    extra,
+    keys.map((k) => k.key),
   );
+  for (const [account, key] of extra) keys.push({ key, ownerId: 'usr_emulator', admin: true, account });
+  const accountNames = [DEFAULT_ACCOUNT, ...extra.map(([name]) => name)];
   const adminKey = opts.adminKey ?? keys[0]!.key;
-  const store = new Store(opts.dataFile, {
-    repair: opts.repair,
-    warn: (m) => process.stderr.write(`emulator: ${m}\n`),
+  const agents = (opts.agents ?? []).map((a) => {
+    const { account = DEFAULT_ACCOUNT, ...spec } = (a ?? {}) as { account?: unknown };
+    if (typeof account !== 'string' || !accountNames.includes(account))
+      throw new Error(
+        `agents: an agent names account ${JSON.stringify(account)}, which is not one of this emulator's (${accountNames.join(', ')})`,
+      );
+    return { account, spec };
   });
   const faults = new Faults();
   if (opts.faults) faults.set(opts.faults);
+  const faulted = (faults.config.accounts ?? []).filter((n) => !accountNames.includes(n));
+  if (faulted.length)
+    throw new Error(`faults: accounts: ${faulted.join(', ')} is not an account of this emulator`);
+  const warn = (m: string) => process.stderr.write(`emulator: ${m}\n`);
+  const store = new Store(opts.dataFile, { repair: opts.repair, warn });
+  // records of an account not given now stay in the data file, served again once it is
+  const idle = store.accountNames().filter((n) => !accountNames.includes(n));
+  if (idle.length)
+    warn(
+      `data file ${opts.dataFile}: records of account(s) ${idle.join(', ')} are kept but not served (no --account for them)`,
+    );
   let clockOffset = 0;
   const now = () => (opts.now ?? Date.now)() + clockOffset;
   let origin = '';
   const limiter = opts.rateLimitPerMinute ? new AccountLimiter(opts.rateLimitPerMinute) : undefined;
   const counters = new RequestCounters();
+  /** The account of each request that authenticated (its counters). */
+  const accountOf = new WeakMap<FastifyRequest, string>();
 
   const bodyLimit = opts.bodyLimit ?? 256 * 1024;
   /** Sockets whose current request's headers arrived: an end of input now is inside its body. */
@@ -286,7 +322,8 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       throw refuse('ERR_MISSING_VERSION', { SUPPORTED: SUPPORTED_VERSION }, 'send Service-Version: 2');
     if (version !== SUPPORTED_VERSION)
       throw refuse('ERR_UNSUPPORTED_VERSION', { VERSION: String(version), SUPPORTED: SUPPORTED_VERSION });
-    return { ownerId: key.ownerId, admin: key.admin };
+    accountOf.set(req, key.account);
+    return { ownerId: key.ownerId, admin: key.admin, account: key.account };
   };
 
   const handlers: Record<string, Handler> = { ...resourceHandlers(), ...agentHandlers() };
@@ -300,15 +337,15 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
       handler: async (req, reply) => {
         const path = req.url.split('?')[0]!;
         const caller = authenticate(req);
-        const retryAfter = limiter?.admit(caller.ownerId);
+        const retryAfter = limiter?.admit(caller.account, caller.ownerId);
         if (retryAfter !== undefined) {
           throw refuse('ERR_RATE_LIMITED', { MAX: opts.rateLimitPerMinute!, INTERVAL: 'minute' }, undefined, {
             'retry-after': String(retryAfter),
           });
         }
-        const wait = faults.latency(req.method, path);
+        const wait = faults.latency(req.method, path, caller.account);
         if (wait) await delay(wait);
-        const fault = faults.before(req.method, path);
+        const fault = faults.before(req.method, path, caller.account);
         if (fault.kind === 'error')
           throw new EmulatorError(fault.status, 'ERR_INJECTED', `injected fault: HTTP ${fault.status}`);
         if (fault.kind === 'rate-limit') {
@@ -320,11 +357,11 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
           throw refuse('ERR_UNEXPECTED_BODY', { METHOD: req.method });
         const body = parseBody(name, def, req.body);
         const query = parseQuery(def, req.query as Record<string, string | string[]>, req.url);
-        const ctx: Ctx = { store, origin, caller, now };
+        const ctx: Ctx = { store: store.account(caller.account), origin, caller, now };
         // the router has decoded the path parameters already: decoding again turns "%25" into a 500
         const params = req.params as Record<string, string>;
         const result = await handler(ctx, params, body, query);
-        if (faults.dropAfter(req.method, path)) {
+        if (faults.dropAfter(req.method, path, caller.account)) {
           reply.hijack();
           req.raw.socket.destroy();
           return;
@@ -341,15 +378,23 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     if (req.url.startsWith('/_emulator')) return;
     const operation =
       (req.routeOptions.config as { operation?: string } | undefined)?.operation ?? 'unknown_path';
-    counters.inc(operation, reply.statusCode);
+    counters.inc(operation, reply.statusCode, accountOf.get(req));
   });
 
+  /** Acting for an account as its admin (the emulator's own endpoints, agents at start). */
+  const adminCtx = (account: string): Ctx => ({
+    store: store.account(account),
+    origin,
+    caller: { ownerId: keys.find((k) => k.account === account)!.ownerId, admin: true, account },
+    now,
+  });
   registerAdmin(app, {
     adminKey,
     counters,
     store,
     faults,
-    ctx: () => ({ store, origin, caller: { ownerId: keys[0]!.ownerId, admin: true }, now }),
+    accounts: accountNames,
+    ctx: adminCtx,
     advance: (ms) => {
       clockOffset += ms;
     },
@@ -357,15 +402,16 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
 
   const address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
   origin = address.replace('[::1]', 'localhost');
-  const baseCtx = (): Ctx => ({ store, origin, caller: { ownerId: keys[0]!.ownerId, admin: true }, now });
-  for (const a of opts.agents ?? []) addAgent(baseCtx(), a);
+  for (const a of agents) addAgent(adminCtx(a.account), a.spec);
 
   return {
     url: origin,
     apiKey: keys[0]!.key,
     adminKey,
+    accounts: Object.fromEntries(accountNames.map((n) => [n, keys.find((k) => k.account === n)!.key])),
     app,
     store,
+    storeOf: (account) => store.account(account),
     faults,
     counters,
     advanceClock: (ms) => {
@@ -459,137 +505,6 @@ function parseQuery(def: AnyOp, raw: Record<string, string | string[]>, url: str
       throw refuse('ERR_ID_WRONG_PREFIX', { VAL: q.before_id, PREFIX: prefix }, 'before_id');
   }
   return q;
-}
-
-/** A rolling 60-second window per account: at most `perMinute` requests in any minute. */
-class AccountLimiter {
-  private readonly perMinute: number;
-  private readonly windows = new Map<string, number[]>();
-  constructor(perMinute: number) {
-    this.perMinute = perMinute;
-  }
-  /** undefined: admitted; otherwise the seconds until a request would be. */
-  admit(account: string, now = Date.now()): number | undefined {
-    const w = this.windows.get(account) ?? [];
-    this.windows.set(account, w);
-    while (w.length && w[0]! <= now - 60_000) w.shift();
-    if (w.length >= this.perMinute) return Math.max(1, Math.ceil((w[0]! + 60_000 - now) / 1000));
-    w.push(now);
-    return undefined;
-  }
-}
-
-/** emulator_requests_total{operation, status}: API calls counted without a proxy. */
-export class RequestCounters {
-  private readonly counts = new Map<string, number>();
-  inc(operation: string, status: number): void {
-    const k = `${operation}\t${status}`;
-    this.counts.set(k, (this.counts.get(k) ?? 0) + 1);
-  }
-  /** Calls of an operation (any status), or of every operation. */
-  total(operation?: string): number {
-    let n = 0;
-    for (const [k, v] of this.counts) if (!operation || k.startsWith(`${operation}\t`)) n += v;
-    return n;
-  }
-  /** Calls by "operation status", e.g. {"ipPolicies.list 200": 3}. */
-  snapshot(): Record<string, number> {
-    return Object.fromEntries([...this.counts].map(([k, v]) => [k.replace('\t', ' '), v]));
-  }
-  byStatus(status: number): number {
-    let n = 0;
-    for (const [k, v] of this.counts) if (k.endsWith(`\t${status}`)) n += v;
-    return n;
-  }
-  reset(): void {
-    this.counts.clear();
-  }
-  prometheus(): string {
-    const lines = [
-      "# HELP emulator_requests_total API requests answered, by operation (the operations table's name) and HTTP status",
-      '# TYPE emulator_requests_total counter',
-    ];
-    for (const [k, v] of [...this.counts].sort()) {
-      const [operation, status] = k.split('\t');
-      lines.push(`emulator_requests_total{operation="${operation}",status="${status}"} ${v}`);
-    }
-    return `${lines.join('\n')}\n`;
-  }
-}
-
-function registerAdmin(
-  app: FastifyInstance,
-  o: {
-    adminKey: string;
-    store: Store;
-    faults: Faults;
-    counters: RequestCounters;
-    ctx: () => Ctx;
-    advance: (ms: number) => void;
-  },
-) {
-  app.register(
-    async (admin) => {
-      admin.addHook('onRequest', async (req) => {
-        if (req.headers.authorization !== `Bearer ${o.adminKey}`) {
-          throw new EmulatorError(401, 'ERR_UNAUTHORIZED', 'the emulator admin endpoints need the admin key');
-        }
-      });
-      admin.get('/state', async () => {
-        const out: Record<string, unknown[]> = {};
-        for (const c of Object.keys(STORED_RECORDS)) {
-          out[c] = o.store.all(c);
-        }
-        return out;
-      });
-      admin.get('/agents', async () => ({ agents: o.store.all('agents') }));
-      admin.get('/metrics', async (_req, reply) =>
-        reply.header('content-type', 'text/plain; version=0.0.4').send(o.counters.prometheus()),
-      );
-      admin.post('/agents', async (req, reply) => {
-        const r = AgentSpec.safeParse(req.body ?? {});
-        if (!r.success) throw zodToApiError(r.error);
-        const agent = addAgent(o.ctx(), r.data);
-        reply.code(201);
-        return { name: agent.name, session_id: agent.session_id };
-      });
-      admin.delete('/agents/:name', async (req, reply) => {
-        const { name } = req.params as { name: string };
-        if (!removeAgent(o.ctx(), name))
-          throw new EmulatorError(404, 'ERR_NOT_FOUND', `no agent named ${name}`);
-        reply.code(204).send();
-      });
-      admin.get('/faults', async () => o.faults.config);
-      admin.put('/faults', async (req) => {
-        const r = FaultConfig.safeParse(req.body ?? {});
-        if (!r.success) throw zodToApiError(r.error);
-        return o.faults.set(r.data);
-      });
-      admin.delete('/faults', async (_req, reply) => {
-        o.faults.set({});
-        reply.code(204).send();
-      });
-      admin.post('/clock', async (req) => {
-        const ms = Number((req.body as { advanceMs?: unknown } | undefined)?.advanceMs);
-        if (!Number.isFinite(ms) || ms < 0 || ms > MAX_CLOCK_ADVANCE_MS)
-          throw new EmulatorError(
-            400,
-            'ERR_INVALID_BODY',
-            `advanceMs: must be a number from 0 to ${MAX_CLOCK_ADVANCE_MS} (one year)`,
-          );
-        // the clock must stay a valid date: every timestamp the emulator writes depends on it
-        if (!Number.isFinite(new Date(o.ctx().now() + ms).getTime()) || o.ctx().now() + ms > MAX_CLOCK)
-          throw new EmulatorError(400, 'ERR_INVALID_BODY', 'advanceMs: the clock would pass the year 9999');
-        o.advance(ms);
-        return { now: new Date(o.ctx().now()).toISOString() };
-      });
-      admin.post('/reset', async (_req, reply) => {
-        o.store.clear();
-        reply.code(204).send();
-      });
-    },
-    { prefix: '/_emulator' },
-  );
 }
 
 export { errorBody };

@@ -1,7 +1,9 @@
 // In-memory collections with optional durability: with a data file every acknowledged
 // write is appended to a JSON-lines log and fsynced before the response is sent, so a
 // kill -9 loses nothing that was answered. The log is compacted at start-up; a record
-// that is not JSON or not of its collection's shape (records.ts) stops it.
+// that is not JSON or not of its collection's shape (records.ts) stops it. Each account keeps
+// its own collections; the default account's lines carry no account (`a`), so a data file of a
+// single-account emulator reads as it always did.
 import {
   closeSync,
   copyFileSync,
@@ -13,19 +15,27 @@ import {
   writeSync,
 } from 'node:fs';
 import { z } from 'zod';
+import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from './defaults.ts';
 import { STORED_RECORDS } from './records.ts';
 import { describeIssue } from './validation.ts';
 
 export type Rec = Record<string, unknown> & { id: string };
-type Entry = { c: string; id: string; rec?: Rec };
+/** A log line: `a` names the account, absent for the default one. */
+type Entry = { a?: string; c: string; id: string; rec?: Rec };
+type Collections = Map<string, Map<string, Rec>>;
 
 /** A data file that cannot be read whole: starting would silently lose what follows the bad line. */
 export class CorruptDataFile extends Error {
   override name = 'CorruptDataFile';
 }
 
-/** A log line as the store writes it: a record put ({c, id, rec}) or deleted ({c, id}). */
+/** A log line as the store writes it: a record put ({a?, c, id, rec}) or deleted ({a?, c, id}). */
 const LogLine = z.strictObject({
+  a: z
+    .string()
+    .regex(ACCOUNT_NAME, 'must be an account name (lowercase letters, digits and -)')
+    .refine((a) => a !== DEFAULT_ACCOUNT, `the default account's records carry no account`)
+    .optional(),
   c: z.string(),
   id: z.string().min(1),
   rec: z.looseObject({}).optional(),
@@ -47,17 +57,18 @@ function parseEntry(line: string): { entry: Entry } | { problem: string; json: b
   }
   const parsed = LogLine.safeParse(raw);
   if (!parsed.success) return { problem: firstIssue(parsed.error), json: true };
-  const { c, id } = parsed.data;
+  const { a, c, id } = parsed.data;
+  const at = a === undefined ? {} : { a };
   const shape = Object.hasOwn(STORED_RECORDS, c) ? STORED_RECORDS[c] : undefined;
   if (!shape) return { problem: `c: unknown collection ${JSON.stringify(c)}`, json: true };
   // the record as written, not zod's copy of it
   const rec = (raw as { rec?: Rec }).rec;
-  if (rec === undefined) return { entry: { c, id } };
+  if (rec === undefined) return { entry: { ...at, c, id } };
   const r = shape.safeParse(rec);
   if (!r.success) return { problem: `${c} ${id}: ${firstIssue(r.error, ['rec'])}`, json: true };
   if (rec.id !== id)
     return { problem: `${c} ${id}: rec.id: is ${JSON.stringify(rec.id)}, not ${id}`, json: true };
-  return { entry: { c, id, rec } };
+  return { entry: { ...at, c, id, rec } };
 }
 
 export interface StoreOptions {
@@ -67,53 +78,15 @@ export interface StoreOptions {
   warn?: (msg: string) => void;
 }
 
-export class Store {
-  private readonly colls = new Map<string, Map<string, Rec>>();
-  private fd: number | undefined;
-  /** Where a repair put the original file. */
-  backup?: string;
+/** One account's collections: what a request of that account reads and writes. */
+export class AccountRecords {
+  readonly name: string;
+  private readonly colls: Collections = new Map();
+  private readonly log: (e: Entry) => void;
 
-  constructor(dataFile?: string, opts: StoreOptions = {}) {
-    if (!dataFile) return;
-    if (existsSync(dataFile)) {
-      const text = readFileSync(dataFile, 'utf8');
-      const lines = text.split('\n');
-      const bad: { line: number; problem: string }[] = [];
-      for (const [i, line] of lines.entries()) {
-        if (!line) continue;
-        const r = parseEntry(line);
-        if ('problem' in r) {
-          // a torn last line (no newline after it) is a write that was never acknowledged
-          if (r.json || i < lines.length - 1) bad.push({ line: i + 1, problem: r.problem });
-          continue;
-        }
-        const e = r.entry;
-        if (e.rec) this.coll(e.c).set(e.id, e.rec);
-        else this.coll(e.c).delete(e.id);
-      }
-      if (bad.length && !opts.repair) {
-        const [first] = bad;
-        throw new CorruptDataFile(
-          `data file ${dataFile}: line ${first!.line} is not a valid record (${first!.problem})${bad.length > 1 ? `, and ${bad.length - 1} more bad line(s)` : ''}; nothing was changed. Start with --repair to keep every valid record (the original is copied aside first)`,
-        );
-      }
-      if (bad.length) {
-        this.backup = `${dataFile}.corrupt-${Date.now()}`;
-        copyFileSync(dataFile, this.backup);
-        const numbers = bad.map((b) => b.line);
-        opts.warn?.(
-          `data file ${dataFile}: skipped ${bad.length} bad line(s) (${numbers.slice(0, 5).join(', ')}${numbers.length > 5 ? ', ...' : ''}; line ${bad[0]!.line}: ${bad[0]!.problem}); original kept as ${this.backup}`,
-        );
-      }
-    }
-    const tmp = `${dataFile}.tmp`;
-    const fd = openSync(tmp, 'w');
-    for (const [c, m] of this.colls)
-      for (const [id, rec] of m) writeSync(fd, `${JSON.stringify({ c, id, rec })}\n`);
-    fsyncSync(fd);
-    closeSync(fd);
-    renameSync(tmp, dataFile);
-    this.fd = openSync(dataFile, 'a');
+  constructor(name: string, log: (e: Entry) => void) {
+    this.name = name;
+    this.log = log;
   }
 
   coll(name: string): Map<string, Rec> {
@@ -134,19 +107,128 @@ export class Store {
   }
 
   put(c: string, rec: Rec): Rec {
-    this.log({ c, id: rec.id, rec });
+    this.log(this.entry(c, rec.id, rec));
     this.coll(c).set(rec.id, rec);
     return rec;
   }
 
   delete(c: string, id: string): void {
-    this.log({ c, id });
+    this.log(this.entry(c, id));
     this.coll(c).delete(id);
   }
 
   clear(): void {
-    for (const [c, m] of this.colls) for (const id of m.keys()) this.log({ c, id });
+    for (const [c, m] of this.colls) for (const id of m.keys()) this.log(this.entry(c, id));
     this.colls.clear();
+  }
+
+  /** Every record, as log entries (compaction). */
+  entries(): Entry[] {
+    return [...this.colls].flatMap(([c, m]) => [...m].map(([id, rec]) => this.entry(c, id, rec)));
+  }
+
+  private entry(c: string, id: string, rec?: Rec): Entry {
+    return {
+      ...(this.name === DEFAULT_ACCOUNT ? {} : { a: this.name }),
+      c,
+      id,
+      ...(rec ? { rec } : {}),
+    };
+  }
+}
+
+/**
+ * Every account's records and the data file they share. Its own get/all/put/delete act on the
+ * default account (what a single-account emulator and its tests use); `account(name)` is another.
+ */
+export class Store {
+  private readonly accounts = new Map<string, AccountRecords>();
+  private fd: number | undefined;
+  /** Where a repair put the original file. */
+  backup?: string;
+
+  constructor(dataFile?: string, opts: StoreOptions = {}) {
+    if (!dataFile) return;
+    if (existsSync(dataFile)) {
+      const text = readFileSync(dataFile, 'utf8');
+      const lines = text.split('\n');
+      const bad: { line: number; problem: string }[] = [];
+      for (const [i, line] of lines.entries()) {
+        if (!line) continue;
+        const r = parseEntry(line);
+        if ('problem' in r) {
+          // a torn last line (no newline after it) is a write that was never acknowledged
+          if (r.json || i < lines.length - 1) bad.push({ line: i + 1, problem: r.problem });
+          continue;
+        }
+        const e = r.entry;
+        const coll = this.account(e.a).coll(e.c);
+        if (e.rec) coll.set(e.id, e.rec);
+        else coll.delete(e.id);
+      }
+      if (bad.length && !opts.repair) {
+        const [first] = bad;
+        throw new CorruptDataFile(
+          `data file ${dataFile}: line ${first!.line} is not a valid record (${first!.problem})${bad.length > 1 ? `, and ${bad.length - 1} more bad line(s)` : ''}; nothing was changed. Start with --repair to keep every valid record (the original is copied aside first)`,
+        );
+      }
+      if (bad.length) {
+        this.backup = `${dataFile}.corrupt-${Date.now()}`;
+        copyFileSync(dataFile, this.backup);
+        const numbers = bad.map((b) => b.line);
+        opts.warn?.(
+          `data file ${dataFile}: skipped ${bad.length} bad line(s) (${numbers.slice(0, 5).join(', ')}${numbers.length > 5 ? ', ...' : ''}; line ${bad[0]!.line}: ${bad[0]!.problem}); original kept as ${this.backup}`,
+        );
+      }
+    }
+    const tmp = `${dataFile}.tmp`;
+    const fd = openSync(tmp, 'w');
+    for (const account of this.accounts.values())
+      for (const e of account.entries()) writeSync(fd, `${JSON.stringify(e)}\n`);
+    fsyncSync(fd);
+    closeSync(fd);
+    renameSync(tmp, dataFile);
+    this.fd = openSync(dataFile, 'a');
+  }
+
+  /** An account's records (made empty on first use). */
+  account(name: string = DEFAULT_ACCOUNT): AccountRecords {
+    let a = this.accounts.get(name);
+    if (!a) {
+      a = new AccountRecords(name, (e) => this.log(e));
+      this.accounts.set(name, a);
+    }
+    return a;
+  }
+
+  /** The accounts that hold or held records (the data file's too). */
+  accountNames(): string[] {
+    return [...this.accounts.keys()];
+  }
+
+  coll(name: string): Map<string, Rec> {
+    return this.account().coll(name);
+  }
+
+  get(c: string, id: string): Rec | undefined {
+    return this.account().get(c, id);
+  }
+
+  all(c: string): Rec[] {
+    return this.account().all(c);
+  }
+
+  put(c: string, rec: Rec): Rec {
+    return this.account().put(c, rec);
+  }
+
+  delete(c: string, id: string): void {
+    this.account().delete(c, id);
+  }
+
+  /** Every account's records gone. */
+  clear(): void {
+    for (const a of this.accounts.values()) a.clear();
   }
 
   private log(e: Entry): void {

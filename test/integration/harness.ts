@@ -26,6 +26,13 @@ export async function emulatorWithClient(opts: EmulatorOptions = {}): Promise<Ha
   };
 }
 
+/** A client with one account's key (`default` is the account of `apiKeys`). */
+export function accountClient(emu: Emulator, account: string): EdgeClient {
+  const apiKey = emu.accounts[account];
+  if (apiKey === undefined) throw new Error(`the emulator has no account ${account}`);
+  return createClient({ baseUrl: emu.url, apiKey, rateLimitPerMinute: Infinity, retry: { maxAttempts: 1 } });
+}
+
 /** A real OpenSSH ed25519 public key line. */
 export function sshPublicKey(comment = 'test@example'): string {
   const { publicKey } = generateKeyPairSync('ed25519');

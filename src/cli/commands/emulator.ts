@@ -29,6 +29,12 @@ export function emulatorCommand(): Command {
       (v: string, prev: string[]) => prev.concat(v),
       [] as string[],
     )
+    .option(
+      '--account <name=key>',
+      'another account: its own resources and its own --rate-limit budget, reached with KEY (repeatable; NAME: lowercase letters, digits, -; the keys of --api-key and --keys-file are the account "default")',
+      (v: string, prev: string[]) => prev.concat(v),
+      [] as string[],
+    )
     .addOption(
       new Option(
         '--admin-key <key>',
@@ -50,12 +56,15 @@ export function emulatorCommand(): Command {
       '--repair',
       'with a corrupt --data-file: keep every readable record (the original is copied aside)',
     )
-    .option('--agents <file>', 'YAML or JSON file of simulated agents ({agents: [...]})')
+    .option(
+      '--agents <file>',
+      'YAML or JSON file of simulated agents ({agents: [...]}; an agent with account: NAME runs in that account)',
+    )
     .option('--faults <json>', 'fault injection as JSON, e.g. {"errorRate":0.2,"seed":7}')
     .addOption(
       new Option(
         '--rate-limit <n>',
-        'requests any one account (API key owner) may make in 60 seconds; 429 with Retry-After beyond (default: no limit)',
+        'requests each account (each key owner in it) may make in 60 seconds, a budget of its own; 429 with Retry-After beyond (default: no limit)',
       ).env('EDGE_EMULATOR_RATE_LIMIT'),
     )
     .option('--log', 'log every request (JSON)')
@@ -63,6 +72,7 @@ export function emulatorCommand(): Command {
       // loaded when used: the operator and the other commands do not carry the server's code
       const { AgentsFile } = await import('../../emulator/agents.ts');
       const { KeysFile, startEmulator } = await import('../../emulator/server.ts');
+      const { AccountError, parseAccountFlags } = await import('../../emulator/accounts.ts');
       const port = Number(o.port);
       if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
         throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);
@@ -70,21 +80,33 @@ export function emulatorCommand(): Command {
       if (rateLimit !== undefined && !(/^[1-9]\d{0,8}$/.test(String(o.rateLimit)) && rateLimit > 0))
         throw new CliError(`--rate-limit: "${o.rateLimit}" is not a whole number > 0`, EXIT.usage);
       const agents = o.agents ? AgentsFile.parse(parseYaml(readFileSync(o.agents, 'utf8'))).agents : [];
+      const apiKeys = [
+        ...(o.apiKey as string[]).map(parseKey),
+        ...(o.keysFile
+          ? KeysFile.parse(parseYaml(readFileSync(o.keysFile, 'utf8'))).keys.map((k) => ({
+              key: k.key,
+              ownerId: k.owner_id,
+              admin: k.admin,
+            }))
+          : []),
+      ];
+      let accounts: Record<string, string>;
+      try {
+        accounts = parseAccountFlags(
+          o.account as string[],
+          apiKeys.length ? apiKeys.map((k) => k.key) : [DEFAULT_API_KEY],
+        );
+      } catch (err) {
+        if (err instanceof AccountError) throw new CliError(err.message, EXIT.usage);
+        throw err;
+      }
       let emu: Awaited<ReturnType<typeof startEmulator>>;
       try {
         emu = await startEmulator({
           host: o.host,
           port,
-          apiKeys: [
-            ...(o.apiKey as string[]).map(parseKey),
-            ...(o.keysFile
-              ? KeysFile.parse(parseYaml(readFileSync(o.keysFile, 'utf8'))).keys.map((k) => ({
-                  key: k.key,
-                  ownerId: k.owner_id,
-                  admin: k.admin,
-                }))
-              : []),
-          ],
+          apiKeys,
+          accounts,
           adminKey: o.adminKey,
           dataFile: o.dataFile,
           repair: !!o.repair,
@@ -104,6 +126,7 @@ export function emulatorCommand(): Command {
       }
       process.stdout.write(
         `emulator listening on ${emu.url}\n  EDGE_API_URL=${emu.url}\n  API key: ${emu.apiKey === DEFAULT_API_KEY ? DEFAULT_API_KEY : '(as given)'}\n` +
+          `${Object.keys(accounts).length ? `  accounts: default, ${Object.keys(accounts).join(', ')}\n` : ''}` +
           `  agents: ${agents.length}${o.dataFile ? `\n  data file: ${o.dataFile}` : ''}${rateLimit ? `\n  rate limit: ${rateLimit} requests a minute per account` : ''}\n`,
       );
       // a reader of stdout that went away (edgectl emulator | head) must not crash the server
