@@ -184,8 +184,8 @@ export class Manager {
     if (!registry) return undefined;
     return {
       accountOf: this.accountOf,
-      use: (id, kind) => {
-        const u = registry.use(id);
+      use: (id, kind, forDelete) => {
+        const u = registry.use(id, forDelete);
         return 'phase' in u ? u : { client: u.client, observer: registry.observer(id, kind) };
       },
       reprioritized: () => {
@@ -390,13 +390,17 @@ export class Manager {
     // change to a referenced object finds its dependants.
     // ... and, for each kind with objects, once a first bulk observation is there: after a
     // restart every object is compared against it instead of costing a GET each.
-    const all = Promise.all(this.informers.map((i) => i.synced)).then(() =>
+    // ... and once every account has been checked (its key read and proved): objects never
+    // report waiting for an account that is merely not looked at yet
+    const all = Promise.all(this.informers.map((i) => i.synced)).then(async () => {
+      await this.accountCtl?.checked;
+      return;
       Promise.all(
         [...this.controllers.values()].flatMap((c) =>
           this.count(c) ? this.observersOf(c).map((o) => o.refresh()) : [],
         ),
-      ),
-    );
+      );
+    });
     for (const c of this.controllers.values()) {
       for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(runWorker(c, this.opts, all));
       // one more worker for edits and deletes of existing objects only

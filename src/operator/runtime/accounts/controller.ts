@@ -126,20 +126,40 @@ export class AccountController {
     return undefined;
   }
 
+  private resolveChecked!: () => void;
+  /** Every account there at start has been checked once (the engines' workers wait for it). */
+  readonly checked = new Promise<void>((r) => {
+    this.resolveChecked = r;
+  });
+
   start(): void {
     for (const [kind, infs] of this.byKind)
       for (const inf of infs) {
-        inf.on((type, obj) => {
+        inf.on((type, obj, old) => {
           const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
           if (type === 'delete') void this.o.registry.remove(id);
           else this.queue.add(id);
-          // objects waiting for it to exist, or to admit them, look again
-          this.o.wake(kind, obj);
+          // objects waiting for it to exist, or to admit them, look again; not at each status write
+          if (type !== 'update' || obj.metadata.generation !== old?.metadata.generation)
+            this.o.wake(kind, obj);
         });
         inf.start();
       }
     this.namespaceInformer.start();
-    void Promise.all(this.informers.map((i) => i.synced)).then(() => this.work());
+    void Promise.all(this.informers.map((i) => i.synced))
+      .then(() =>
+        Promise.allSettled(
+          [...this.byKind].flatMap(([kind, infs]) =>
+            infs.flatMap((i) =>
+              i.list().map((a) => this.reconcile(accountId(kind, a.metadata.namespace, a.metadata.name))),
+            ),
+          ),
+        ),
+      )
+      .finally(() => {
+        this.resolveChecked();
+        void this.work();
+      });
   }
 
   /** An object stopped using an account (`Kind/ns/name`): a delete held by it may go on. */

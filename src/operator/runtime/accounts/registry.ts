@@ -32,6 +32,11 @@ export interface AccountEntry {
   keyDigest: string;
   /** Whether objects may use it now; otherwise why not (the account's condition). */
   usable: boolean;
+  /**
+   * The API took this client's key once: deletes may still use it when the account cannot
+   * serve otherwise (its Secret deleted in the same sweep as its objects).
+   */
+  verified: boolean;
   phase?: Phase;
   readonly observers: Map<string, Observer>;
   /** Request and 429 times of the last minute. */
@@ -64,6 +69,7 @@ export class AccountRegistry {
       limiter: client.transport.limiter,
       keyDigest: '',
       usable: true,
+      verified: true,
       observers: new Map(),
       recent: [],
     };
@@ -96,6 +102,7 @@ export class AccountRegistry {
       e.limiter = limiter;
       e.url = o.url;
       e.keyDigest = d;
+      e.verified = false;
       void old.close().catch(() => {});
       return 'rotated';
     }
@@ -106,6 +113,7 @@ export class AccountRegistry {
       limiter,
       keyDigest: d,
       usable: false,
+      verified: false,
       phase: { state: 'progressing', reason: 'Verifying', message: 'checking the key with one API request' },
       observers: new Map(),
       recent,
@@ -133,6 +141,7 @@ export class AccountRegistry {
     if (!e) return;
     e.usable = usable;
     e.phase = phase;
+    if (usable) e.verified = true;
   }
 
   /** The kind's bulk observation in the account, made when first asked for. */
@@ -147,10 +156,14 @@ export class AccountRegistry {
     return o;
   }
 
-  /** The client for an object of the account, or why it must wait. */
-  use(id: string): { client: EdgeClient; entry: AccountEntry } | { phase: Phase } {
+  /**
+   * The client for an object of the account, or why it must wait. A delete takes the last key
+   * the API accepted even while the account cannot serve otherwise: "the key is gone" never
+   * strands a remote resource.
+   */
+  use(id: string, forDelete = false): { client: EdgeClient; entry: AccountEntry } | { phase: Phase } {
     const e = this.entries.get(id);
-    if (e?.usable) return { client: e.client, entry: e };
+    if (e?.usable || (forDelete && e?.verified)) return { client: e.client, entry: e };
     const why = e?.phase ? `${e.phase.reason}: ${e.phase.message}` : 'not checked yet';
     return {
       phase: {

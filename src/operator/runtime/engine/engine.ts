@@ -96,7 +96,7 @@ export class Engine implements EngineContext {
         );
       id = r.id;
     }
-    const u = accounts.use(id, this.binding.kind);
+    const u = accounts.use(id, this.binding.kind, !!obj.metadata.deletionTimestamp);
     if ('phase' in u) throw new ConditionError(u.phase, { requeueAfterMs: ACCOUNT_RECHECK_MS });
     return {
       opts: { ...this.opts, api: u.client, observer: u.observer },

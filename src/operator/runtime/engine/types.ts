@@ -51,8 +51,15 @@ export interface EngineSecrets {
 export interface EngineAccounts {
   /** The account an object works with now (held or resolved; no API request), or why none. */
   accountOf(obj: KubeObject): Resolution;
-  /** The account's client and the kind's bulk observation there, or why the object must wait. */
-  use(id: string, kind: string): { client: EdgeClient; observer?: Observer } | { phase: Phase };
+  /**
+   * The account's client and the kind's bulk observation there, or why the object must wait
+   * (`forDelete`: the last key the API accepted serves, whatever the account's state now).
+   */
+  use(
+    id: string,
+    kind: string,
+    forDelete?: boolean,
+  ): { client: EdgeClient; observer?: Observer } | { phase: Phase };
   /** A reconcile in flight changed priority: every account's limiter re-sorts its waiters. */
   reprioritized(): void;
 }
