@@ -394,8 +394,7 @@ export class Manager {
     // report waiting for an account that is merely not looked at yet
     const all = Promise.all(this.informers.map((i) => i.synced)).then(async () => {
       await this.accountCtl?.checked;
-      return;
-      Promise.all(
+      return Promise.all(
         [...this.controllers.values()].flatMap((c) =>
           this.count(c) ? this.observersOf(c).map((o) => o.refresh()) : [],
         ),
