@@ -11,10 +11,11 @@ import { ConfigError, type OperatorConfig } from './config.ts';
 import { allCrds } from './kinds/generate-crds.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
-import { INSTALLATION } from './runtime/accounts/resolve.ts';
+import { accountLabel, INSTALLATION } from './runtime/accounts/resolve.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kube-target.ts';
+import type { OnlineTunnel } from './runtime/live-tunnels.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
@@ -176,10 +177,14 @@ async function startOperator(
           'Edge API unavailable: objects report ApiUnavailable; one request at a time checks whether it is back',
         )
       : log.info({ account, apiUrl: url }, 'Edge API answers again');
-  const counted = (e: CallEvent) => {
-    metrics.apiRequests.inc({ operation: e.operation, status: String(e.status) });
+  // a series from the start: dashboards find the operator's job and instance by it
+  metrics.apiThrottled.inc({ account: INSTALLATION }, 0);
+  // the account label is the account object's name: bounded by the number of account objects
+  const counted = (e: CallEvent, account: string) => {
+    const label = accountLabel(account);
+    metrics.apiRequests.inc({ operation: e.operation, status: String(e.status), account: label });
     metrics.apiDuration.observe({ operation: e.operation }, e.durationMs / 1000);
-    if (e.status === 429) metrics.apiThrottled.inc();
+    if (e.status === 429) metrics.apiThrottled.inc({ account: label });
   };
   // Accounts: the installation's own (the flags) and one per EdgeAccount/ClusterEdgeAccount,
   // each with its own client and budget.
@@ -191,7 +196,7 @@ async function startOperator(
         rateLimiter: a.limiter,
         timeouts,
         onCall: (e) => {
-          counted(e);
+          counted(e, a.account);
           a.onCall(e);
         },
         onRetry,
@@ -215,7 +220,7 @@ async function startOperator(
         rateLimitPerMinute: cfg.apiRatePerMinute,
         timeouts,
         onCall: (e) => {
-          counted(e);
+          counted(e, INSTALLATION);
           registry.noteCall(INSTALLATION, e.status);
         },
         onRetry,
@@ -279,20 +284,36 @@ async function startOperator(
   // interval, whatever the number of objects (at 60 s, 2 of 120 requests a minute).
   // Only the leader polls: standbys would spend the account's request budget for nothing.
   const poll = async () => {
-    if (!manager.isLeader || !api) return;
-    try {
-      let sessions = 0;
-      // background observation: behind every change a user asked for
-      for await (const _ of api.tunnelSessions.list({ priority: 'low' })) sessions++;
-      const tunnels = [];
-      for await (const t of api.tunnels.list({ priority: 'low' })) tunnels.push(t);
-      metrics.sessionsOnline.set(sessions);
-      metrics.tunnelsOnline.set(tunnels.length);
-      // the same list says, for every backend, route and edge, whether a tunnel serves it
-      await manager.updateTunnels(tunnels);
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'could not poll sessions and tunnels');
-    }
+    if (!manager.isLeader) return;
+    let sessions = 0;
+    let online = 0;
+    const byAccount = new Map<string, OnlineTunnel[]>();
+    // one account's failure or slowness does not hold the others' back
+    await Promise.all(
+      registry
+        .all()
+        .filter((e) => e.usable)
+        .map(async (e) => {
+          try {
+            let n = 0;
+            // background observation: behind every change a user asked for
+            for await (const _ of e.client.tunnelSessions.list({ priority: 'low' })) n++;
+            const tunnels: OnlineTunnel[] = [];
+            for await (const t of e.client.tunnels.list({ priority: 'low' })) tunnels.push(t);
+            sessions += n;
+            online += tunnels.length;
+            byAccount.set(e.id, tunnels);
+          } catch (err) {
+            log.warn({ account: e.id, err: (err as Error).message }, 'could not poll sessions and tunnels');
+          }
+        }),
+    );
+    metrics.sessionsOnline.set(sessions);
+    metrics.tunnelsOnline.set(online);
+    // the same lists say, for every backend, route and edge, whether a tunnel serves it
+    await manager
+      .updateTunnels(byAccount)
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not update online tunnels'));
   };
   if (cfg.agentMetricsMs > 0) {
     const timer = setInterval(() => void poll(), cfg.agentMetricsMs);

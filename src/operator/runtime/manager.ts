@@ -127,10 +127,11 @@ export class Manager {
   private live?: LiveTunnels;
 
   /**
-   * The account's online tunnels (one paged list, polled by the leader): every object of a kind
-   * tunnels serve shows how many serve it now.
+   * Each account's online tunnels (one paged list per account, polled by the leader): every
+   * object of a kind tunnels serve shows how many of its account's tunnels serve it now.
+   * Without accounts, the one list is the installation's.
    */
-  async updateTunnels(tunnels: OnlineTunnel[]): Promise<void> {
+  async updateTunnels(byAccount: Map<string, OnlineTunnel[]>): Promise<void> {
     if (!this.started || !this.events) return;
     this.live ??= new LiveTunnels({
       kube: this.opts.kube,
@@ -140,13 +141,20 @@ export class Manager {
         this.opts.metrics.tunnelsOnlineByObject.set({ kind, namespace, name }, count ?? 0),
     });
     this.opts.metrics.tunnelsOnlineByObject.reset();
-    await this.live.apply(
-      [...this.controllers.values()].map((c) => ({
-        binding: c.binding,
-        objects: c.informers.flatMap((i) => i.list()),
-      })),
-      tunnels,
-    );
+    for (const [account, tunnels] of byAccount) {
+      const inAccount = (o: KubeObject) => {
+        if (!this.accountCtl) return true;
+        const r = this.accountOf(o);
+        return r.ok && r.id === account;
+      };
+      await this.live.apply(
+        [...this.controllers.values()].map((c) => ({
+          binding: c.binding,
+          objects: c.informers.flatMap((i) => i.list()).filter(inAccount),
+        })),
+        tunnels,
+      );
+    }
   }
 
   /** Referenced Secrets (metadata watched, data read by name); undefined when no kind reads Secrets. */
