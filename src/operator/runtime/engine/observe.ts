@@ -160,7 +160,8 @@ export class Conflicts {
       key,
       holds: seen?.found && c.key(binding.observe(seen.remote)) === key ? seen.remote.id : undefined,
       selfId: id,
-      others: this.keys.of(objects, ref).filter((o) => sameAccount(o.obj)),
+      // only the objects with the same key are asked for their account
+      others: this.keys.of(objects, ref).filter((o) => o.key === key && sameAccount(o.obj)),
       live: new Set(objects.map((o) => o.metadata.uid!)),
       remotes: this.remotesByKey(ctx).get(key) ?? [],
       clusterId: opts.clusterId,
