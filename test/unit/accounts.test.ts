@@ -1,6 +1,8 @@
 // Which account an object uses, and which URLs an account may use: the pure decisions, by table.
 import { describe, expect, it } from 'vitest';
+import type { EdgeClient } from '../../src/api/client.ts';
 import type { AccountRef } from '../../src/operator/kinds/accounts.ts';
+import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
 import {
   type AccountFacts,
   accountLabel,
@@ -261,5 +263,64 @@ describe('names of accounts', () => {
     expect(accountRefOf(o({ accountRef: { kind: 'ClusterEdgeAccount', name: 's' } }))).toBe(
       accountRefKey('ClusterEdgeAccount/s'),
     );
+  });
+});
+
+describe('AccountRegistry: a client per account, the budget the account’s', () => {
+  const made: { url: string; key: string; closed: boolean }[] = [];
+  const registry = () =>
+    new AccountRegistry({
+      client: (a) => {
+        const c = { url: a.url, key: a.key, closed: false };
+        made.push(c);
+        return {
+          transport: { limiter: a.limiter },
+          close: async () => {
+            c.closed = true;
+          },
+          // what the registry hands out; requests are counted through onCall
+          call: (status: number) =>
+            a.onCall({ operation: 'x', method: 'GET', status, durationMs: 1, attempt: 1 }),
+        } as unknown as EdgeClient;
+      },
+    });
+
+  it('waits until checked; a delete takes the last key the API accepted; a new key closes the old client', async () => {
+    const r = registry();
+    expect(r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k1', perMinute: 120 })).toBe('new');
+    expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
+    expect(r.use('EdgeAccount/t/a', true)).toMatchObject({
+      phase: { reason: 'WaitingForAccount', message: expect.stringContaining('EdgeAccount t/a') },
+    });
+    r.mark('EdgeAccount/t/a', true);
+    const first = r.get('EdgeAccount/t/a')!;
+    // its Secret went: no new work, but deletes still go
+    r.mark('EdgeAccount/t/a', false, { state: 'stalled', reason: 'KeySecretNotFound', message: 'gone' });
+    expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
+    expect('client' in r.use('EdgeAccount/t/a', true)).toBe(true);
+    const limiter = first.limiter;
+    expect(r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k2', perMinute: 120 })).toBe('rotated');
+    await new Promise((res) => setImmediate(res));
+    expect(made.at(-2)!.closed).toBe(true);
+    expect(r.get('EdgeAccount/t/a')!.limiter).toBe(limiter);
+    // a key not proved yet serves no delete either
+    expect('phase' in r.use('EdgeAccount/t/a', true)).toBe(true);
+    await r.remove('EdgeAccount/t/a');
+    expect(made.at(-1)!.closed).toBe(true);
+    expect(r.get('EdgeAccount/t/a')).toBeUndefined();
+  });
+
+  it('counts the last minute’s requests and 429s of each account apart', () => {
+    const r = registry();
+    r.set('ClusterEdgeAccount/s', { url: 'https://api', key: 'k', perMinute: 120 });
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 120 });
+    const call = (id: string, status: number) =>
+      (r.get(id)!.client as unknown as { call(s: number): void }).call(status);
+    call('ClusterEdgeAccount/s', 200);
+    call('ClusterEdgeAccount/s', 429);
+    call('EdgeAccount/t/a', 200);
+    expect(r.lastMinute('ClusterEdgeAccount/s')).toEqual({ requests: 2, throttled: 1 });
+    expect(r.lastMinute('EdgeAccount/t/a')).toEqual({ requests: 1, throttled: 0 });
+    expect(r.lastMinute('ClusterEdgeAccount/s', Date.now() + 61_000)).toEqual({ requests: 0, throttled: 0 });
   });
 });
