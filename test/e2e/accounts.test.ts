@@ -135,8 +135,6 @@ describe.skipIf(!!skipReason)('accounts: each team its own account, on its own b
     await w.kube.create(P, nsC, mine(obj('IPPolicy', nsC, 'office', sharedRef)));
   }, 60_000);
   afterAll(async () => {
-    if (process.env.EDGE_TEST_DUMP)
-      (await import('node:fs')).writeFileSync(process.env.EDGE_TEST_DUMP, op?.logs.join('\n') ?? '');
     await op?.kill();
     for (const ns of [nsA, nsB, nsC]) await w?.kube.delete(NAMESPACES, undefined, ns).catch(() => {});
     // finalizers this run left: nothing holds a cluster-scoped account after the run
