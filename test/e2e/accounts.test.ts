@@ -168,6 +168,20 @@ describe.skipIf(!!skipReason)('accounts: each team its own account, on its own b
     expect(account.metadata.finalizers).toContain('edge.tunnel.dev/finalizer');
   });
 
+  it('admission keeps accountRef as it was set: no change, no removal', async () => {
+    const refused = (patch: unknown) =>
+      w.kube.patch(P, nsB, 'office', patch).then(
+        () => '',
+        (e: Error) => e.message,
+      );
+    expect(await refused({ spec: { accountRef: { kind: 'ClusterEdgeAccount', name: 'other' } } })).toContain(
+      'accountRef is immutable',
+    );
+    expect(await refused({ spec: { accountRef: null } })).toContain(
+      'accountRef is immutable: it cannot be removed once set',
+    );
+  });
+
   it('AccountNotAllowed, NoAccount and AccountMismatch, each without an API request', async () => {
     const creates = () =>
       w.emu.counters.total('ipPolicies.create') + w.emu.counters.total('ipPolicyRules.create');
