@@ -3,7 +3,7 @@
 // referenced Secret exists, and optionally the live list of online tunnels; rendered to lines
 // or JSON. Reading the cluster and the API is the command's (commands/trace.ts).
 
-import { describeAccount } from '../operator/runtime/accounts/resolve.ts';
+import { describeAccount, INSTALLATION } from '../operator/runtime/accounts/resolve.ts';
 import type { AnyBinding } from '../operator/runtime/binding.ts';
 import { PAUSED_ANNOTATION } from '../operator/runtime/constants.ts';
 import type { KubeObject } from '../operator/runtime/kube.ts';
@@ -40,7 +40,8 @@ export interface TraceNode {
   keys?: string[];
   /**
    * The API account of the object (status.account, else what spec.accountRef names): on the
-   * traced object, and below it where it differs (a reference across accounts).
+   * traced object unless it is the installation's, and below it where it differs (a reference
+   * across accounts).
    */
   account?: string;
   children: TraceNode[];
@@ -244,7 +245,8 @@ export function buildTrace(input: TraceInput, kind: string, name: string): Trace
     path.delete(key);
     return node;
   };
-  return visit(kind, name, undefined, new Set());
+  // the installation's own account is what everything used before accounts: not worth a note
+  return visit(kind, name, undefined, new Set(), describeAccount(INSTALLATION));
 }
 
 /** Every node of the tree, depth first. */

@@ -297,6 +297,9 @@ describe('buildTrace', () => {
     expect(other!.account).toBe('ClusterEdgeAccount shared');
     expect(corp!.children[0]!.account).toBe('EdgeAccount team/x');
     expect(renderTree(root, { tty: false, colour: false })).toContain('account ClusterEdgeAccount shared');
+    // the installation's own account, the default, is not noted
+    const plain = trace(input({ IPPolicy: [held('solo', 'installation')] }), 'IPPolicy', 'solo');
+    expect(plain.account).toBeUndefined();
   });
 
   it('a reference cycle is shown once and not followed again', () => {
