@@ -2,6 +2,8 @@
 // Pure: built from the namespace's objects (every managed kind, listed once), whether each
 // referenced Secret exists, and optionally the live list of online tunnels; rendered to lines
 // or JSON. Reading the cluster and the API is the command's (commands/trace.ts).
+
+import { describeAccount, INSTALLATION } from '../operator/runtime/accounts/resolve.ts';
 import type { AnyBinding } from '../operator/runtime/binding.ts';
 import { PAUSED_ANNOTATION } from '../operator/runtime/constants.ts';
 import type { KubeObject } from '../operator/runtime/kube.ts';
@@ -36,6 +38,12 @@ export interface TraceNode {
   region?: string;
   /** A Secret's keys the parent uses (never their values). */
   keys?: string[];
+  /**
+   * The API account of the object (status.account, else what spec.accountRef names): on the
+   * traced object unless it is the installation's, and below it where it differs (a reference
+   * across accounts).
+   */
+  account?: string;
   children: TraceNode[];
 }
 
@@ -197,7 +205,20 @@ export function buildTrace(input: TraceInput, kind: string, name: string): Trace
     });
   };
 
-  const visit = (k: string, n: string, via: string | undefined, path: Set<string>): TraceNode => {
+  /** An object's account as people name it ("EdgeAccount team/default"), when known. */
+  const accountOf = (o: KubeObject): string | undefined => {
+    const held = (o.status as { account?: string } | undefined)?.account;
+    if (held) return describeAccount(held);
+    const ref = (o.spec as { accountRef?: { kind: string; name: string } } | undefined)?.accountRef;
+    return ref && `${ref.kind} ${ref.kind === 'EdgeAccount' ? `${o.metadata.namespace}/` : ''}${ref.name}`;
+  };
+  const visit = (
+    k: string,
+    n: string,
+    via: string | undefined,
+    path: Set<string>,
+    parentAccount?: string,
+  ): TraceNode => {
     const key = `${k}/${n}`;
     const b = byKind.get(k);
     const o = objects.get(key);
@@ -213,6 +234,8 @@ export function buildTrace(input: TraceInput, kind: string, name: string): Trace
         children: [],
       };
     const node = objectNode(b, o, via);
+    const account = accountOf(o);
+    if (account && account !== parentAccount) node.account = account;
     if (path.has(key)) return { ...node, cycle: true };
     path.add(key);
     const seen = new Set<string>();
@@ -220,7 +243,7 @@ export function buildTrace(input: TraceInput, kind: string, name: string): Trace
       const rk = `${r.kind}/${r.name}`;
       if (r.kind === b.partOf || seen.has(rk)) continue;
       seen.add(rk);
-      node.children.push(visit(r.kind, r.name, r.path, path));
+      node.children.push(visit(r.kind, r.name, r.path, path, account));
     }
     // the objects that belong to this one (an edge's routes, a policy's rules)
     for (const part of input.bindings.filter((p) => p.partOf === k))
@@ -228,13 +251,14 @@ export function buildTrace(input: TraceInput, kind: string, name: string): Trace
         x.metadata.name.localeCompare(y.metadata.name),
       ))
         if (refsOf(part, c).some((r) => r.kind === k && r.name === n))
-          node.children.push(visit(part.kind, c.metadata.name, undefined, path));
+          node.children.push(visit(part.kind, c.metadata.name, undefined, path, account));
     node.children.push(...secretNodes(b, o));
     if (b.tunnels === 'serves') node.children.push(...tunnelNodes(o));
     path.delete(key);
     return node;
   };
-  return visit(kind, name, undefined, new Set());
+  // the installation's own account is what everything used before accounts: not worth a note
+  return visit(kind, name, undefined, new Set(), describeAccount(INSTALLATION));
 }
 
 /** Every node of the tree, depth first. */
@@ -269,6 +293,7 @@ const notesOf = (n: TraceNode): string =>
     n.tunnelsOnline !== undefined ? `TunnelsOnline ${n.tunnelsOnline}` : '',
     n.region ? `region ${n.region}` : '',
     n.keys?.length ? `keys ${n.keys.join(',')}` : '',
+    n.account ? `account ${n.account}` : '',
   ]
     .filter(Boolean)
     .join(', ');

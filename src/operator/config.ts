@@ -1,6 +1,7 @@
 // Operator configuration: every setting is a flag and an environment variable.
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
+import { normalizeUrl } from './runtime/accounts/resolve.ts';
 import { ConfigError } from './runtime/config-error.ts';
 import { parseListen } from './runtime/listen-address.ts';
 
@@ -120,6 +121,10 @@ export interface OperatorConfig {
   namespaces: string[];
   /** Namespaces whose objects' remote resources any namespace may reference by id. */
   sharedNamespaces: string[];
+  /** Whether the installation's own account serves objects naming no account (else Stalled/NoAccount). */
+  defaultAccount: boolean;
+  /** apiURLs EdgeAccounts and ClusterEdgeAccounts may use besides --api-url. */
+  accountApiUrls: string[];
   /** Connect, headers and body timeout of every Edge API call. */
   apiTimeoutMs: number;
   concurrency: number;
@@ -243,6 +248,22 @@ export function addOperatorOptions(cmd: Command): Command {
     )
     .addOption(
       new Option(
+        '--default-account [bool]',
+        "the installation's own account (--api-url and its key) serves objects naming no account and no EdgeAccount named default in their namespace; false: they are Stalled/NoAccount and no key is needed",
+      )
+        .env('EDGE_DEFAULT_ACCOUNT')
+        .default('true'),
+    )
+    .addOption(
+      new Option(
+        '--account-api-urls <list>',
+        'comma-separated API URLs an EdgeAccount or ClusterEdgeAccount may set in spec.apiURL besides --api-url (default: none; another URL is Stalled/APIURLNotAllowed)',
+      )
+        .env('EDGE_ACCOUNT_API_URLS')
+        .default(''),
+    )
+    .addOption(
+      new Option(
         '--api-timeout <duration>',
         'connect, headers and body timeout of every Edge API call (1s..5m); an API that does not answer shows as ApiUnavailable',
       )
@@ -289,6 +310,14 @@ export function addOperatorOptions(cmd: Command): Command {
 
 type Raw = Record<string, string | boolean | undefined>;
 
+function httpUrl(s: string): boolean {
+  try {
+    return /^https?:$/.test(new URL(s).protocol);
+  } catch {
+    return false;
+  }
+}
+
 /** Reads and checks every setting; a bad one throws a ConfigError naming the flag. */
 export function readConfig(o: Raw): OperatorConfig {
   let apiKey = (o.apiKey as string) || undefined;
@@ -309,14 +338,16 @@ export function readConfig(o: Raw): OperatorConfig {
     apiKey = checkApiKey(text, `--api-key-file: the key in ${file}`);
   }
   const apiUrl = (o.apiUrl as string) || undefined;
-  if (apiUrl) {
-    let u: URL | undefined;
-    try {
-      u = new URL(apiUrl);
-    } catch {}
-    if (!u || !/^https?:$/.test(u.protocol))
-      throw new ConfigError(`--api-url: ${quote(apiUrl)} is not an http(s) URL`);
-  }
+  if (apiUrl && !httpUrl(apiUrl)) throw new ConfigError(`--api-url: ${quote(apiUrl)} is not an http(s) URL`);
+  const accountApiUrls = String(o.accountApiUrls ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const u of accountApiUrls)
+    if (!httpUrl(u) || !normalizeUrl(u))
+      throw new ConfigError(
+        `--account-api-urls: ${quote(u)} is not an http(s) URL without credentials, query or fragment`,
+      );
   const emulator = parseBool('--emulator', o.emulator, false);
   if (emulator && apiUrl)
     throw new ConfigError(
@@ -361,6 +392,8 @@ export function readConfig(o: Raw): OperatorConfig {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    defaultAccount: parseBool('--default-account', o.defaultAccount, true),
+    accountApiUrls,
     apiTimeoutMs: boundedDuration(
       '--api-timeout',
       String(o.apiTimeout),

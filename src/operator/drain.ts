@@ -10,6 +10,7 @@
 //   Delete: objects are deleted and the running operator deletes each remote resource;
 //           waits for it, up to the timeout.
 import { BINDINGS } from './kinds/index.ts';
+import { accountId, INSTALLATION } from './runtime/accounts/resolve.ts';
 import { FINALIZER, INSTANCE_LABEL, managedResource as resourceOf } from './runtime/constants.ts';
 import {
   isConflict,
@@ -30,6 +31,11 @@ export interface DrainOptions {
   namespaces?: string[];
   /** The installation's instance label value; undefined: objects without the label. */
   instance?: string;
+  /**
+   * Only the objects of this account, as status.account names it (`installation`,
+   * `EdgeAccount/<ns>/<name>`, `ClusterEdgeAccount/<name>`): one team's account goes, the others stay.
+   */
+  account?: string;
   /**
    * Delete: how long to wait for the operator. With stopDeployment: how long to wait for its
    * pods to be gone. Default 5 min.
@@ -54,6 +60,19 @@ export interface DrainResult {
    * finalizer again (an operator still runs). As "Kind namespace/name".
    */
   left: string[];
+}
+
+/**
+ * The account an object's remote resource is in (status.account; made before accounts: the
+ * installation's), else the one its spec names; undefined for an object with neither.
+ */
+export function accountOfObject(obj: KubeObject): string | undefined {
+  const st = obj.status as { id?: string; account?: string } | undefined;
+  if (st?.account) return st.account;
+  if (st?.id) return INSTALLATION;
+  const ref = (obj.spec as { accountRef?: { kind: 'EdgeAccount' | 'ClusterEdgeAccount'; name: string } })
+    ?.accountRef;
+  return ref && accountId(ref.kind, obj.metadata.namespace, ref.name);
 }
 
 const DEPLOYMENTS: ResourcePath = { group: 'apps', version: 'v1', plural: 'deployments' };
@@ -135,7 +154,8 @@ export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
         for (const obj of (
           await retry(`list ${b.plural}`, () => kube.list(resourceOf(b.plural), ns, { labelSelector }))
         ).items)
-          out.push({ plural: b.plural, kind: b.kind, obj });
+          if (!o.account || accountOfObject(obj) === o.account)
+            out.push({ plural: b.plural, kind: b.kind, obj });
     return out;
   };
   /** Our finalizer off, guarded by resourceVersion (another finalizer added meanwhile stays). */

@@ -22,6 +22,18 @@ export interface ExportOptions {
   observe?: boolean;
   /** A line per kind listed, for long runs. */
   progress?: (line: string) => void;
+  /** The account object the exported objects name (spec.accountRef): the one holding this key. */
+  account?: { kind: 'EdgeAccount' | 'ClusterEdgeAccount'; name: string };
+}
+
+/** `--account Kind/name` (EdgeAccount or ClusterEdgeAccount): what spec.accountRef says. */
+export function parseAccountRef(text: string): ExportOptions['account'] {
+  const m = /^(EdgeAccount|ClusterEdgeAccount)\/([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)$/.exec(text);
+  if (!m)
+    throw new Error(
+      `--account: ${JSON.stringify(text)} is not EdgeAccount/<name> or ClusterEdgeAccount/<name> (a Kubernetes object name)`,
+    );
+  return { kind: m[1] as 'EdgeAccount' | 'ClusterEdgeAccount', name: m[2]! };
 }
 
 export interface Skipped {
@@ -117,6 +129,7 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
           ...(user ? { metadata: user } : {}),
           ...b.exportSpec(r, x),
           ...(opts.observe ? { managementPolicy: 'Observe' } : {}),
+          ...(opts.account ? { accountRef: opts.account } : {}),
         },
       });
     }

@@ -5,16 +5,22 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { createClient } from '../api/client.ts';
+import type { Priority } from '../api/priority.ts';
+import type { CallEvent } from '../api/transport.ts';
 import { apply, readManifests } from './apply.ts';
 import { ConfigError, type OperatorConfig } from './config.ts';
-import { crdFor } from './kinds/crd.ts';
+import { allCrds } from './kinds/generate-crds.ts';
 import { BINDINGS } from './kinds/index.ts';
+import { AccountRegistry } from './runtime/accounts/registry.ts';
+import { accountLabel, INSTALLATION } from './runtime/accounts/resolve.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kube-target.ts';
+import type { OnlineTunnel } from './runtime/live-tunnels.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
+import { Observer } from './runtime/observer.ts';
 import { ProbeServer } from './runtime/probes.ts';
 
 function kubeConfigured(cfg: OperatorConfig): boolean {
@@ -96,7 +102,10 @@ async function startOperator(
       '*** using the EMBEDDED EMULATOR (in memory): nothing reaches a real account, everything is lost on exit ***',
     );
   }
-  if (!apiKey) throw new ConfigError('no API key: set EDGE_API_KEY, --api-key or --api-key-file');
+  if (!apiKey && cfg.defaultAccount)
+    throw new ConfigError(
+      "no API key: set EDGE_API_KEY, --api-key or --api-key-file (or --default-account=false: objects then use their namespace's EdgeAccount or a ClusterEdgeAccount)",
+    );
 
   // the local control plane's code (and its PKI library) is loaded only when it is used
   const local = cfg.local ? await import('../localcluster/cluster.ts') : undefined;
@@ -117,10 +126,7 @@ async function startOperator(
   kube.onRequest = (verb, status) => metrics.kubeRequests.inc({ method: verb, code: String(status) });
   if (cfg.local) {
     // the CRDs of this build, rendered in memory: the same bytes `npm run crds` writes
-    await apply(
-      kube,
-      BINDINGS.map((b) => crdFor(b) as KubeObject),
-    );
+    await apply(kube, allCrds() as KubeObject[]);
     const examples = cfg.examples ?? join(local!.REPO_ROOT, 'deploy', 'examples');
     if (existsSync(examples)) {
       await apply(kube, readManifests(examples));
@@ -158,37 +164,93 @@ async function startOperator(
     );
   }
 
-  const api = createClient({
-    baseUrl: apiUrl!,
-    apiKey,
-    rateLimitPerMinute: cfg.apiRatePerMinute,
-    timeouts: {
-      connectMs: Math.min(cfg.apiTimeoutMs, 10_000),
-      headersMs: cfg.apiTimeoutMs,
-      bodyMs: cfg.apiTimeoutMs,
-    },
-    onCall: (e) => {
-      metrics.apiRequests.inc({ operation: e.operation, status: String(e.status) });
-      metrics.apiDuration.observe({ operation: e.operation }, e.durationMs / 1000);
-      if (e.status === 429) metrics.apiThrottled.inc();
-    },
-    onRetry: (e) => metrics.apiRetries.inc({ reason: e.reason }),
-    // one line per distinct failure, however many requests and objects meet it
-    onOutage: (o) =>
-      o
-        ? log.warn(
-            { apiUrl, reason: o.reason, since: new Date(o.since).toISOString() },
-            'Edge API unavailable: objects report ApiUnavailable; one request at a time checks whether it is back',
-          )
-        : log.info({ apiUrl }, 'Edge API answers again'),
-  });
-  api.transport.limiter.onServed = (priority, waitedMs) =>
+  const timeouts = {
+    connectMs: Math.min(cfg.apiTimeoutMs, 10_000),
+    headersMs: cfg.apiTimeoutMs,
+    bodyMs: cfg.apiTimeoutMs,
+  };
+  const onRetry = (e: { reason: string }) => metrics.apiRetries.inc({ reason: e.reason });
+  // one line per distinct failure, however many requests and objects meet it
+  const onOutage = (account: string, url: string) => (o: { reason: string; since: number } | undefined) =>
+    o
+      ? log.warn(
+          { account, apiUrl: url, reason: o.reason, since: new Date(o.since).toISOString() },
+          'Edge API unavailable: objects report ApiUnavailable; one request at a time checks whether it is back',
+        )
+      : log.info({ account, apiUrl: url }, 'Edge API answers again');
+  // a series from the start: dashboards find the operator's job and instance by it
+  metrics.apiThrottled.inc({ account: INSTALLATION }, 0);
+  // the account label is the account object's name: bounded by the number of account objects
+  const counted = (e: CallEvent, account: string) => {
+    const label = accountLabel(account);
+    metrics.apiRequests.inc({ operation: e.operation, status: String(e.status), account: label });
+    metrics.apiDuration.observe({ operation: e.operation }, e.durationMs / 1000);
+    if (e.status === 429) metrics.apiThrottled.inc({ account: label });
+  };
+  // Accounts: the installation's own (the flags) and one per EdgeAccount/ClusterEdgeAccount,
+  // each with its own client and budget.
+  const budgetWaited = (priority: Priority, waitedMs: number) =>
     metrics.budgetWaitDuration.observe({ priority }, waitedMs / 1000);
-  closers.push(() => api.close());
+  const registry = new AccountRegistry({
+    client: (a) => {
+      a.limiter.onServed = budgetWaited;
+      return createClient({
+        baseUrl: a.url,
+        apiKey: a.key,
+        rateLimiter: a.limiter,
+        timeouts,
+        onCall: (e) => {
+          counted(e, a.account);
+          a.onCall(e);
+        },
+        onRetry,
+        onOutage: onOutage(a.account, a.url),
+      });
+    },
+    observer: (account, kind, client) => {
+      const b = BINDINGS.find((x) => x.kind === kind)!;
+      return new Observer({
+        kind,
+        list: (onPage) => b.api.list(client(), {}, { priority: 'low', onPage }),
+        log: log.child({ account }),
+        metrics,
+      });
+    },
+  });
+  closers.push(() => registry.closeAll());
+  const api = cfg.defaultAccount
+    ? createClient({
+        baseUrl: apiUrl!,
+        apiKey: apiKey!,
+        rateLimitPerMinute: cfg.apiRatePerMinute,
+        timeouts,
+        onCall: (e) => {
+          counted(e, INSTALLATION);
+          registry.noteCall(INSTALLATION, e.status);
+        },
+        onRetry,
+        onOutage: onOutage(INSTALLATION, apiUrl!),
+      })
+    : undefined;
+  if (api) {
+    registry.adopt(INSTALLATION, apiUrl!, api);
+    api.transport.limiter.onServed = budgetWaited;
+    closers.push(() => api.close());
+  }
 
   const manager = new Manager({
     kube,
     api,
+    accounts: {
+      registry,
+      installation: {
+        enabled: cfg.defaultAccount,
+        url: apiUrl,
+        perMinute: cfg.apiRatePerMinute,
+        namespace: cfg.leaderElectionNamespace,
+      },
+      allowedUrls: cfg.accountApiUrls,
+    },
     bindings: BINDINGS,
     log,
     metrics,
@@ -229,19 +291,35 @@ async function startOperator(
   // Only the leader polls: standbys would spend the account's request budget for nothing.
   const poll = async () => {
     if (!manager.isLeader) return;
-    try {
-      let sessions = 0;
-      // background observation: behind every change a user asked for
-      for await (const _ of api.tunnelSessions.list({ priority: 'low' })) sessions++;
-      const tunnels = [];
-      for await (const t of api.tunnels.list({ priority: 'low' })) tunnels.push(t);
-      metrics.sessionsOnline.set(sessions);
-      metrics.tunnelsOnline.set(tunnels.length);
-      // the same list says, for every backend, route and edge, whether a tunnel serves it
-      await manager.updateTunnels(tunnels);
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'could not poll sessions and tunnels');
-    }
+    let sessions = 0;
+    let online = 0;
+    const byAccount = new Map<string, OnlineTunnel[]>();
+    // one account's failure or slowness does not hold the others' back
+    await Promise.all(
+      registry
+        .all()
+        .filter((e) => e.usable)
+        .map(async (e) => {
+          try {
+            let n = 0;
+            // background observation: behind every change a user asked for
+            for await (const _ of e.client.tunnelSessions.list({ priority: 'low' })) n++;
+            const tunnels: OnlineTunnel[] = [];
+            for await (const t of e.client.tunnels.list({ priority: 'low' })) tunnels.push(t);
+            sessions += n;
+            online += tunnels.length;
+            byAccount.set(e.id, tunnels);
+          } catch (err) {
+            log.warn({ account: e.id, err: (err as Error).message }, 'could not poll sessions and tunnels');
+          }
+        }),
+    );
+    metrics.sessionsOnline.set(sessions);
+    metrics.tunnelsOnline.set(online);
+    // the same lists say, for every backend, route and edge, whether a tunnel serves it
+    await manager
+      .updateTunnels(byAccount)
+      .catch((err: Error) => log.warn({ err: err.message }, 'could not update online tunnels'));
   };
   if (cfg.agentMetricsMs > 0) {
     const timer = setInterval(() => void poll(), cfg.agentMetricsMs);

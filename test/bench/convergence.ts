@@ -183,7 +183,8 @@ try {
   const m1 = await metrics(op.metricsUrl);
   const byOperation: Record<string, number> = {};
   for (const [k, v] of m1) {
-    const m = /^edge_api_requests_total\{operation="([^"]+)",status="(\d+)"\}$/.exec(k);
+    // summed over accounts
+    const m = k.startsWith('edge_api_requests_total{') ? /operation="([^"]+)"/.exec(k) : null;
     if (m) byOperation[m[1]!] = (byOperation[m[1]!] ?? 0) + v;
   }
   const apiCalls = Object.values(byOperation).reduce((a, b) => a + b, 0);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { type ClusterState, clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
-import { crdFor } from '../../src/operator/kinds/crd.ts';
+import { allCrds } from '../../src/operator/kinds/generate-crds.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { Kube, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
@@ -59,10 +59,7 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
       else process.env.EDGE_CONTROLPLANE = before;
     }
     kube = new Kube(loadKubeConfig(cluster.kubeconfig));
-    await apply(
-      kube,
-      BINDINGS.map((b) => crdFor(b) as KubeObject),
-    );
+    await apply(kube, allCrds() as KubeObject[]);
     await kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
     emu = await startEmulator();
     // the operator runs as 65532: it reads a copy of the admin kubeconfig, mounted read-only

@@ -198,6 +198,21 @@ describe('edgectl export', () => {
     for (const d of docs) expect(d!.spec?.managementPolicy, d!.kind).toBe('Observe');
   });
 
+  it('--account names the account object in every spec (spec.accountRef); a malformed one is refused', async () => {
+    const r = await run('-n', 'team', '-o', 'yaml', '--account', 'EdgeAccount/prod');
+    expect(r.code, r.err).toBe(0);
+    const docs = parseAllDocuments(r.out)
+      .map((d) => d.toJS() as { kind?: string; spec?: { accountRef?: unknown } } | null)
+      .filter((d) => d?.kind && d.kind !== 'Secret');
+    expect(docs.length).toBeGreaterThan(5);
+    for (const d of docs) expect(d!.spec?.accountRef, d!.kind).toEqual({ kind: 'EdgeAccount', name: 'prod' });
+    const bad = await run('-n', 'team', '-o', 'yaml', '--account', 'Secret/prod');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain(
+      '--account: "Secret/prod" is not EdgeAccount/<name> or ClusterEdgeAccount/<name>',
+    );
+  });
+
   it('is stable: a second export is identical', async () => {
     const a = await run('-n', 'team', '-o', 'yaml', '--include-secrets');
     const b = await run('-n', 'team', '-o', 'yaml', '--include-secrets');

@@ -9,7 +9,7 @@ import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/em
 import { specSchema } from '../../src/operator/kinds/crd.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { Condition } from '../../src/operator/runtime/conditions.ts';
-import { Engine, type Outcome } from '../../src/operator/runtime/engine.ts';
+import { Engine, type EngineAccounts, type Outcome } from '../../src/operator/runtime/engine.ts';
 import { EventRecorder } from '../../src/operator/runtime/events.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { mergePatch } from '../../src/operator/runtime/merge-patch.ts';
@@ -57,6 +57,8 @@ export async function engineWorld(
     clusterId?: string;
     /** Each kind observed in bulk (a paged list), as the manager does. */
     bulk?: boolean;
+    /** Accounts: each object uses its account's client (the world's `api` then serves none by itself). */
+    accounts?: EngineAccounts;
   } = {},
 ): Promise<EngineWorld> {
   const emu = await startEmulator({ port: 0, ...opts.emulator });
@@ -86,6 +88,7 @@ export async function engineWorld(
         observer: opts.bulk ? observers.get(binding.kind) : undefined,
         kube,
         api,
+        accounts: opts.accounts,
         events,
         log,
         clusterId: opts.clusterId ?? CLUSTER,
@@ -108,6 +111,13 @@ export async function engineWorld(
             return kube.get(pluralOf(kind), ns, name) ? 'live' : 'gone';
           },
           list: () => kube.all(binding.plural),
+          managerOf: (id) => {
+            for (const b of BINDINGS)
+              for (const o of kube.all(b.plural))
+                if ((o.status as { id?: string } | undefined)?.id === id)
+                  return { kind: b.kind, namespace: o.metadata.namespace!, name: o.metadata.name };
+            return undefined;
+          },
           get: (key) => {
             const [ns, name] = key.split('/') as [string, string];
             return kube.get(binding.plural, ns, name);

@@ -212,9 +212,12 @@ export const sumMetric = (
 /** The operator's Edge API requests so far, by `operation status` (from its own counters). */
 export async function apiRequests(url: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
+  // summed over accounts
   for (const [k, v] of await metrics(url)) {
-    const m = /^edge_api_requests_total\{operation="([^"]+)",status="(\d+)"\}$/.exec(k);
-    if (m && v) out[`${m[1]} ${m[2]}`] = v;
+    if (!k.startsWith('edge_api_requests_total{') || !v) continue;
+    const op = /operation="([^"]+)"/.exec(k)?.[1];
+    const status = /status="(\d+)"/.exec(k)?.[1];
+    if (op && status) out[`${op} ${status}`] = (out[`${op} ${status}`] ?? 0) + v;
   }
   return out;
 }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { type CliIO, EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
-import { parseDeploymentRef } from '../../src/operator/drain.ts';
+import { accountOfObject, parseDeploymentRef } from '../../src/operator/drain.ts';
 
 async function drain(args: string[]): Promise<{ code: number; err: string }> {
   let err = '';
@@ -60,5 +60,29 @@ describe('edgectl drain --stop-deployment', () => {
     const r = await drain(args);
     expect(r.code).toBe(EXIT.usage);
     expect(r.err).toBe(message);
+  });
+});
+
+describe('edgectl drain --account', () => {
+  it('takes what status.account shows, and refuses anything else with one line and exit 2', async () => {
+    const r = await drain(['--policy', 'Retain', '--account', 'EdgeAccount/team-a']);
+    expect(r.code).toBe(EXIT.usage);
+    expect(r.err).toBe(
+      'error: --account: "EdgeAccount/team-a" is not installation, EdgeAccount/<namespace>/<name> or ClusterEdgeAccount/<name>\n',
+    );
+  });
+
+  it('an object is of the account holding its resource, else of the one its spec names', () => {
+    const o = (spec: Record<string, unknown>, status?: Record<string, unknown>) => ({
+      metadata: { name: 'x', namespace: 'team' },
+      spec,
+      status,
+    });
+    expect(accountOfObject(o({}, { id: 'ipp_1', account: 'ClusterEdgeAccount/s' }))).toBe(
+      'ClusterEdgeAccount/s',
+    );
+    expect(accountOfObject(o({}, { id: 'ipp_1' }))).toBe('installation');
+    expect(accountOfObject(o({ accountRef: { kind: 'EdgeAccount', name: 'a' } }))).toBe('EdgeAccount/team/a');
+    expect(accountOfObject(o({}))).toBeUndefined();
   });
 });

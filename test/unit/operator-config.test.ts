@@ -111,6 +111,30 @@ describe('operator flags', () => {
     ]);
   });
 
+  it('--default-account and --account-api-urls: checked like every flag, one line naming it and exit 2', async () => {
+    expect(readConfig({ ...base }).defaultAccount).toBe(true);
+    expect(readConfig({ ...base, defaultAccount: 'false' }).defaultAccount).toBe(false);
+    expect(
+      readConfig({ ...base, accountApiUrls: 'https://eu.api.example.com, https://us.api.example.com/' })
+        .accountApiUrls,
+    ).toEqual(['https://eu.api.example.com', 'https://us.api.example.com/']);
+    const bool = await operator(['--default-account', 'nope', '--kubeconfig', kubeconfig]);
+    expect(bool.code).toBe(EXIT.usage);
+    expect(bool.err).toBe('error: --default-account: expected true or false (or yes/no, 1/0), got "nope"\n');
+    for (const bad of ['ftp://x.example.com', 'https://u:p@x.example.com', 'x.example.com']) {
+      const r = await operator([
+        '--account-api-urls',
+        `https://ok.example.com,${bad}`,
+        '--kubeconfig',
+        kubeconfig,
+      ]);
+      expect(r.code).toBe(EXIT.usage);
+      expect(r.err).toBe(
+        `error: --account-api-urls: ${JSON.stringify(bad)} is not an http(s) URL without credentials, query or fragment\n`,
+      );
+    }
+  });
+
   it('a bad flag is one line on stderr and exit 2, from the command line', async () => {
     const r = await operator(['--api-rate-limit', 'banana', '--kubeconfig', kubeconfig]);
     expect(r.code).toBe(EXIT.usage);

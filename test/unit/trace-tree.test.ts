@@ -277,6 +277,44 @@ describe('buildTrace', () => {
     expect(shape(trace(input(), 'IPPolicyRule', 'office'))).toBe('IPPolicyRule/office');
   });
 
+  it('the account: on the traced object, and below it only where it differs (a reference across accounts)', () => {
+    const held = (name: string, account: string) =>
+      o(name, {}, { id: `id_${name}`, conditions: READY, account });
+    const objs: Record<string, KubeObject[]> = {
+      IPRestriction: [
+        o(
+          'dashboard',
+          { enforced: true, type: 'dashboard', ipPolicyRefs: [{ name: 'corp' }, { name: 'other' }] },
+          { id: 'id_dashboard', conditions: READY, account: 'EdgeAccount/team/default' },
+        ),
+      ],
+      IPPolicy: [held('corp', 'EdgeAccount/team/default'), held('other', 'ClusterEdgeAccount/shared')],
+      // not reconciled yet: what its spec names
+      IPPolicyRule: [
+        o(
+          'r',
+          {
+            ipPolicyRef: { name: 'corp' },
+            cidr: '10.0.0.0/8',
+            action: 'allow',
+            accountRef: { kind: 'EdgeAccount', name: 'x' },
+          },
+          {},
+        ),
+      ],
+    };
+    const root = trace(input(objs), 'IPRestriction', 'dashboard');
+    expect(root.account).toBe('EdgeAccount team/default');
+    const [corp, other] = root.children;
+    expect(corp!.account).toBeUndefined();
+    expect(other!.account).toBe('ClusterEdgeAccount shared');
+    expect(corp!.children[0]!.account).toBe('EdgeAccount team/x');
+    expect(renderTree(root, { tty: false, colour: false })).toContain('account ClusterEdgeAccount shared');
+    // the installation's own account, the default, is not noted
+    const plain = trace(input({ IPPolicy: [held('solo', 'installation')] }), 'IPPolicy', 'solo');
+    expect(plain.account).toBeUndefined();
+  });
+
   it('a reference cycle is shown once and not followed again', () => {
     const objs: Record<string, KubeObject[]> = {
       WeightedBackend: [

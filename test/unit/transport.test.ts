@@ -1,10 +1,14 @@
 import { errors, MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
-import { CATALOGUE, fillMessage } from '../../src/api/error-catalogue.ts';
 import { ApiError, isNotFound, isRateLimited, isRetryable } from '../../src/api/errors.ts';
 import { REDACTED, redactCredentials } from '../../src/api/redact.ts';
 import { type CallEvent, parseRetryAfter } from '../../src/api/transport.ts';
+import { fillMessage, SERVED } from '../../src/emulator/catalogue.ts';
+import reference from '../integration/public-errors.reference.json' with { type: 'json' };
+
+/** Every page of the public error reference: what the emulator serves and the rest. */
+const CATALOGUE: readonly { number: number; message: string }[] = [...SERVED, ...reference.entries];
 
 const ORIGIN = 'http://api.test';
 const rule = {

@@ -34,13 +34,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/* The operator's permissions on its own kinds: the same rules for a ClusterRole or a Role. */}}
 {{- define "edge-operator.kindRules" -}}
 - apiGroups: [edge.tunnel.dev]
-  resources: [ippolicies, ippolicyrules, iprestrictions, tunnelgroupbackends, weightedbackends, sshcredentials, httpsedges, httpsedgeroutes, tcpedges, tlsedges]
+  resources: [ippolicies, ippolicyrules, iprestrictions, tunnelgroupbackends, weightedbackends, sshcredentials, httpsedges, httpsedgeroutes, tcpedges, tlsedges, edgeaccounts]
   verbs: [get, list, watch, patch, update]
 - apiGroups: [edge.tunnel.dev]
-  resources: [ippolicies/status, ippolicyrules/status, iprestrictions/status, tunnelgroupbackends/status, weightedbackends/status, sshcredentials/status, httpsedges/status, httpsedgeroutes/status, tcpedges/status, tlsedges/status]
+  resources: [ippolicies/status, ippolicyrules/status, iprestrictions/status, tunnelgroupbackends/status, weightedbackends/status, sshcredentials/status, httpsedges/status, httpsedgeroutes/status, tcpedges/status, tlsedges/status, edgeaccounts/status]
   verbs: [get, patch, update]
 - apiGroups: [edge.tunnel.dev]
-  resources: [ippolicies/finalizers, ippolicyrules/finalizers, iprestrictions/finalizers, tunnelgroupbackends/finalizers, weightedbackends/finalizers, sshcredentials/finalizers, httpsedges/finalizers, httpsedgeroutes/finalizers, tcpedges/finalizers, tlsedges/finalizers]
+  resources: [ippolicies/finalizers, ippolicyrules/finalizers, iprestrictions/finalizers, tunnelgroupbackends/finalizers, weightedbackends/finalizers, sshcredentials/finalizers, httpsedges/finalizers, httpsedgeroutes/finalizers, tcpedges/finalizers, tlsedges/finalizers, edgeaccounts/finalizers]
   verbs: [update]
 # Secrets: list and watch carry metadata only (the operator asks for PartialObjectMetadata),
 # get reads a Secret that an object references by secretKeyRef. Kubernetes RBAC cannot narrow

@@ -18,6 +18,12 @@ export function drainCommand(io: CliIO): Command {
     )
     .addOption(
       new Option(
+        '--account <account>',
+        'only objects of this account, as status.account shows it: installation, EdgeAccount/<namespace>/<name> or ClusterEdgeAccount/<name>',
+      ),
+    )
+    .addOption(
+      new Option(
         '--stop-deployment <namespace/name>',
         "with Orphan: first scale the operator's Deployment to 0 and wait until none of its pods is left",
       ),
@@ -49,12 +55,23 @@ export function drainCommand(io: CliIO): Command {
             EXIT.usage,
           );
       }
+      if (
+        o.account !== undefined &&
+        !/^(installation|EdgeAccount\/[a-z0-9][-a-z0-9]*\/[a-z0-9][-.a-z0-9]*|ClusterEdgeAccount\/[a-z0-9][-.a-z0-9]*)$/.test(
+          String(o.account),
+        )
+      )
+        throw new CliError(
+          `--account: ${JSON.stringify(o.account)} is not installation, EdgeAccount/<namespace>/<name> or ClusterEdgeAccount/<name>`,
+          EXIT.usage,
+        );
       const { Kube, loadKubeConfig } = await import('../../operator/runtime/kube.ts');
       const kube = new Kube(loadKubeConfig(o.kubeconfig));
       const r = await drain(kube, {
         policy: o.policy,
         namespaces: o.namespaces ? String(o.namespaces).split(',').filter(Boolean) : undefined,
         instance: o.instance || undefined,
+        account: o.account,
         timeoutMs: timeout * 1000,
         stopDeployment: stop,
         progress: (line) => io.err(`drain: ${line}\n`),

@@ -23,6 +23,12 @@ export function exportCommand(io: CliIO): Command {
       )
       .addOption(
         new Option(
+          '--account <Kind/name>',
+          'the account object the objects name in spec.accountRef (EdgeAccount/<name> or ClusterEdgeAccount/<name>): the one holding the key exported from',
+        ),
+      )
+      .addOption(
+        new Option(
           '--include-secrets',
           'also write Secret manifests with the secret values the API returns (plain text: encrypt before committing)',
         ),
@@ -30,7 +36,13 @@ export function exportCommand(io: CliIO): Command {
   ).action(async (o) => {
     if (o.outputDir && o.output)
       throw new CliError('--output-dir and -o yaml exclude each other', EXIT.usage);
-    const { exportAccount, exportFiles, toYaml } = await import('../../operator/export.ts');
+    const { exportAccount, exportFiles, parseAccountRef, toYaml } = await import('../../operator/export.ts');
+    let account: ReturnType<typeof parseAccountRef>;
+    try {
+      account = o.account ? parseAccountRef(String(o.account)) : undefined;
+    } catch (e) {
+      throw new CliError((e as Error).message, EXIT.usage);
+    }
     const api = clientFrom(o);
     const kinds = o.kinds
       ? String(o.kinds)
@@ -42,6 +54,7 @@ export function exportCommand(io: CliIO): Command {
       kinds,
       includeSecrets: !!o.includeSecrets,
       observe: !!o.observe,
+      account,
       progress: (line) => io.err(`export: ${line}\n`),
     }).catch((e) => {
       if (e instanceof Error && e.message.startsWith('unknown kind'))

@@ -16,6 +16,21 @@ export {
 /** The remote metadata field also carries the owner marker, so users get this much of it. */
 export const USER_METADATA_MAX_BYTES = 3072;
 
+type Json = Record<string, unknown>;
+/** Makes z.toJSONSchema output a Kubernetes structural schema. */
+export function structural(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(structural);
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node as Json)) {
+    if (k === '$schema' || k === 'propertyNames') continue;
+    if (k === 'additionalProperties' && typeof v === 'boolean') continue;
+    if (k === 'x-kubernetes-validations') out[k] = v;
+    else out[k] = structural(v);
+  }
+  return out;
+}
+
 type Rule = {
   rule: string;
   message?: string;
@@ -163,6 +178,10 @@ export const commonStatus = {
         .optional(),
     }),
     'online tunnels serving it (kinds that tunnels serve), refreshed every --agent-metrics-interval',
+  ).optional(),
+  account: doc(
+    z.string(),
+    'the API account holding the remote resource: installation, EdgeAccount/<namespace>/<name> or ClusterEdgeAccount/<name>',
   ).optional(),
   lastHandledReconcileAt: doc(
     z.string(),

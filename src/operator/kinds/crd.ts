@@ -1,27 +1,20 @@
 // CRD objects generated from the bindings' zod schemas.
 import { z } from 'zod';
 import type { AnyBinding } from '../runtime/binding.ts';
-import { commonSpec, commonStatus, GROUP, VERSION } from './crd-schema.ts';
+import { ACCOUNT_REF_RULE, AccountRef } from './accounts.ts';
+import { cel, commonSpec, commonStatus, GROUP, structural, VERSION } from './crd-schema.ts';
 
 type Json = Record<string, unknown>;
 
-/** Makes z.toJSONSchema output a Kubernetes structural schema. */
-function structural(node: unknown): unknown {
-  if (Array.isArray(node)) return node.map(structural);
-  if (!node || typeof node !== 'object') return node;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(node as Json)) {
-    if (k === '$schema' || k === 'propertyNames') continue;
-    if (k === 'additionalProperties' && typeof v === 'boolean') continue;
-    if (k === 'x-kubernetes-validations') out[k] = v;
-    else out[k] = structural(v);
-  }
-  return out;
-}
-
 // .extend() returns a new schema: carry the spec-level CEL rules over to it.
+// Every kind names its account the same way: accountRef is the engine's, like deletionPolicy.
 export const specSchema = (b: AnyBinding) =>
-  b.spec.extend(commonSpec).meta(z.globalRegistry.get(b.spec) ?? {});
+  cel(
+    b.spec
+      .extend({ ...commonSpec, accountRef: AccountRef.optional() })
+      .meta(z.globalRegistry.get(b.spec) ?? {}),
+    ACCOUNT_REF_RULE,
+  );
 export const statusSchema = (b: AnyBinding) => z.object({ ...commonStatus, ...(b.status?.shape ?? {}) });
 
 export function crdFor(b: AnyBinding): Json {
@@ -70,6 +63,13 @@ export function crdFor(b: AnyBinding): Json {
               type: 'string',
               jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
               priority: 1,
+            },
+            {
+              name: 'Account',
+              type: 'string',
+              jsonPath: '.status.account',
+              priority: 1,
+              description: 'the API account holding the remote resource',
             },
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
           ],

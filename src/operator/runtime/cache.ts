@@ -99,6 +99,9 @@ export class ObjectCache {
   managedElsewhere = (id: string, ns: string): Named | undefined =>
     this.byId.get(id)?.find((o) => o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace));
 
+  /** The object whose status holds this remote id, in any namespace. */
+  managerOf = (id: string): Named | undefined => this.byId.get(id)?.[0];
+
   /** What one kind's engine reads. */
   view(kind: string): EngineCache {
     const informers = this.kinds.get(kind)?.informers ?? [];
@@ -120,6 +123,7 @@ export class ObjectCache {
         return out;
       },
       managedElsewhere: this.managedElsewhere,
+      managerOf: this.managerOf,
       get: (key) => {
         for (const i of informers) {
           const o = i.get(key);

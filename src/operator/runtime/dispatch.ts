@@ -6,7 +6,7 @@ import { RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
 import { keyAt, keyOf } from './informer.ts';
 import type { KubeObject } from './kube.ts';
 import type { Metrics } from './metrics.ts';
-import { type References, referencesOf, refOf } from './references.ts';
+import { isAccountRef, type References, referencesOf, refOf } from './references.ts';
 import type { SecretStore } from './secrets.ts';
 import type { Controller } from './worker.ts';
 
@@ -17,6 +17,8 @@ export class Dispatch {
     cache: ObjectCache;
     secrets: () => SecretStore | undefined;
     metrics: Metrics;
+    /** An account an object stopped using (`Kind/ns/name`): a delete waiting on its users may go. */
+    accountReleased?: (ref: string) => void;
   };
 
   constructor(o: Dispatch['o']) {
@@ -64,6 +66,10 @@ export class Dispatch {
     // an object waiting to be deleted until nothing references it may go now
     for (const r of before) {
       if (refs.includes(r) || r.startsWith('Secret/')) continue;
+      if (isAccountRef(r)) {
+        this.o.accountReleased?.(r);
+        continue;
+      }
       const [kind, rns, rname] = r.split('/');
       this.o.controllers.get(kind!)?.queue.add(keyAt(rns, rname!));
     }

@@ -2,4 +2,4 @@
 // resolve, report, memo).
 export { Engine, priorityOf } from './engine/engine.ts';
 export { rawIds } from './engine/resolve.ts';
-export type { EngineCache, EngineOptions, EngineSecrets, Outcome } from './engine/types.ts';
+export type { EngineAccounts, EngineCache, EngineOptions, EngineSecrets, Outcome } from './engine/types.ts';

@@ -2,15 +2,25 @@
 // answers the probes; drains in-flight reconciles on shutdown.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
+import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
+import { AccountController } from './accounts/controller.ts';
+import type { AccountRegistry } from './accounts/registry.ts';
+import {
+  accountId,
+  effectiveAccount,
+  INSTALLATION,
+  type Resolution,
+  resolveAccount,
+} from './accounts/resolve.ts';
 import type { AnyBinding } from './binding.ts';
 import { ObjectCache } from './cache.ts';
 import { INSTANCE_LABEL, managedResource } from './constants.ts';
 import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
-import { Engine } from './engine.ts';
+import { Engine, type EngineAccounts } from './engine.ts';
 import { EventRecorder } from './events.ts';
 import { Informer } from './informer.ts';
-import type { Kube } from './kube.ts';
+import type { Kube, KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import type { Metrics } from './metrics.ts';
@@ -25,7 +35,19 @@ export { INSTANCE_LABEL };
 
 export interface ManagerOptions {
   kube: Kube;
-  api: EdgeClient;
+  /** The installation's own account's client (absent when that account is turned off). */
+  api?: EdgeClient;
+  /**
+   * Accounts (EdgeAccount, ClusterEdgeAccount): each object uses its own account's client;
+   * without this option every object uses `api`.
+   */
+  accounts?: {
+    registry: AccountRegistry;
+    /** The installation's own account: on, its URL (the default of accounts' apiURL), its budget. */
+    installation: { enabled: boolean; url?: string; perMinute: number; namespace: string };
+    /** apiURLs accounts may use besides the installation's. */
+    allowedUrls: string[];
+  };
   bindings: AnyBinding[];
   log: Logger;
   metrics: Metrics;
@@ -86,6 +108,7 @@ export class Manager {
       cache: this.cache,
       secrets: () => this.secrets,
       metrics: o.metrics,
+      accountReleased: (ref) => this.accountCtl?.released(ref),
     });
     if (o.probes) {
       o.probes.health = () => this.health();
@@ -105,10 +128,11 @@ export class Manager {
   private live?: LiveTunnels;
 
   /**
-   * The account's online tunnels (one paged list, polled by the leader): every object of a kind
-   * tunnels serve shows how many serve it now.
+   * Each account's online tunnels (one paged list per account, polled by the leader): every
+   * object of a kind tunnels serve shows how many of its account's tunnels serve it now.
+   * Without accounts, the one list is the installation's.
    */
-  async updateTunnels(tunnels: OnlineTunnel[]): Promise<void> {
+  async updateTunnels(byAccount: Map<string, OnlineTunnel[]>): Promise<void> {
     if (!this.started || !this.events) return;
     this.live ??= new LiveTunnels({
       kube: this.opts.kube,
@@ -118,13 +142,20 @@ export class Manager {
         this.opts.metrics.tunnelsOnlineByObject.set({ kind, namespace, name }, count ?? 0),
     });
     this.opts.metrics.tunnelsOnlineByObject.reset();
-    await this.live.apply(
-      [...this.controllers.values()].map((c) => ({
-        binding: c.binding,
-        objects: c.informers.flatMap((i) => i.list()),
-      })),
-      tunnels,
-    );
+    for (const [account, tunnels] of byAccount) {
+      const inAccount = (o: KubeObject) => {
+        if (!this.accountCtl) return true;
+        const r = this.accountOf(o);
+        return r.ok && r.id === account;
+      };
+      await this.live.apply(
+        [...this.controllers.values()].map((c) => ({
+          binding: c.binding,
+          objects: c.informers.flatMap((i) => i.list()).filter(inAccount),
+        })),
+        tunnels,
+      );
+    }
   }
 
   /** Referenced Secrets (metadata watched, data read by name); undefined when no kind reads Secrets. */
@@ -140,7 +171,96 @@ export class Manager {
     return [
       ...[...this.controllers.values()].flatMap((c) => c.informers),
       ...(this.secrets?.informers ?? []),
+      ...(this.accountCtl?.informers ?? []),
     ];
+  }
+
+  /** The account reconciler, when accounts are on. */
+  private accountCtl?: AccountController;
+
+  /** The account an object works with now (held or resolved), or why none. */
+  accountOf = (obj: KubeObject): Resolution => {
+    const facts = this.accountCtl!.facts(this.opts.accounts!.installation.enabled);
+    const spec = obj.spec as { accountRef?: AccountRef } | undefined;
+    return effectiveAccount(
+      (obj.status ?? {}) as { id?: string; account?: string },
+      resolveAccount(obj.metadata.namespace ?? '', spec?.accountRef, facts),
+    );
+  };
+
+  private engineAccounts(): EngineAccounts | undefined {
+    const registry = this.opts.accounts?.registry;
+    if (!registry) return undefined;
+    return {
+      accountOf: this.accountOf,
+      use: (id, kind, forDelete) => {
+        const u = registry.use(id, forDelete);
+        return 'phase' in u ? u : { client: u.client, observer: registry.observer(id, kind) };
+      },
+      reprioritized: () => {
+        for (const e of registry.all()) e.limiter.reprioritized();
+      },
+    };
+  }
+
+  private startAccounts(namespaces: (string | undefined)[], labelSelector: string): void {
+    const a = this.opts.accounts!;
+    this.accountCtl = new AccountController({
+      kube: this.opts.kube,
+      log: this.opts.log,
+      registry: a.registry,
+      references: this.references,
+      namespaces,
+      labelSelector,
+      informer: this.opts.informer,
+      installation: a.installation,
+      allowedUrls: a.allowedUrls,
+      lookup: (kind, key) => this.controllers.get(kind)?.engine.opts.cache.get(key),
+      accountOf: this.accountOf,
+      wake: (kind, obj) => void this.wake(kind, obj),
+    });
+    this.accountCtl.start();
+  }
+
+  /**
+   * An account turned Ready or changed: its kinds are listed first (so its objects are compared
+   * with one list, not a GET each), then every object naming it looks again.
+   */
+  private async wake(kind: string, account: KubeObject): Promise<void> {
+    const registry = this.opts.accounts!.registry;
+    const id = accountId(kind as AccountKind, account.metadata.namespace, account.metadata.name);
+    if (registry.get(id)?.usable)
+      await Promise.all(
+        [...this.controllers.values()].map((c) =>
+          this.hasObjectsIn(c, id) ? registry.observer(id, c.binding.kind)?.refresh() : undefined,
+        ),
+      );
+    this.dispatch.enqueueDependents(kind, account);
+  }
+
+  private hasObjectsIn(c: Controller, id: string): boolean {
+    return c.informers.some((i) =>
+      i.list().some((o) => {
+        const r = this.accountOf(o);
+        return r.ok && r.id === id;
+      }),
+    );
+  }
+
+  /** The bulk observations a kind's objects need: one per account they use (that can serve). */
+  private observersOf(c: Controller): Observer[] {
+    const registry = this.opts.accounts?.registry;
+    if (!registry) return [c.observer];
+    const ids = new Set<string>();
+    for (const i of c.informers)
+      for (const o of i.list()) {
+        const r = this.accountOf(o);
+        if (r.ok) ids.add(r.id);
+      }
+    return [...ids].flatMap((id) => {
+      const o = registry.get(id)?.usable ? registry.observer(id, c.binding.kind) : undefined;
+      return o ? [o] : [];
+    });
   }
 
   get synced(): boolean {
@@ -214,6 +334,7 @@ export class Manager {
     this.events = events;
     events.onRecord = (reason) => this.opts.metrics.eventsRecorded.inc({ reason });
     const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
+    if (this.opts.accounts) this.startAccounts(namespaces, this.labelSelector);
     for (const b of this.opts.bindings) this.controllers.set(b.kind, this.controller(b, events, namespaces));
     if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
     for (const c of this.controllers.values()) {
@@ -227,10 +348,12 @@ export class Manager {
   }
 
   /** A kind's informers, queue, bulk observer and engine. */
+  private get labelSelector(): string {
+    return this.opts.instance ? `${INSTANCE_LABEL}=${this.opts.instance}` : `!${INSTANCE_LABEL}`;
+  }
+
   private controller(b: AnyBinding, events: EventRecorder, namespaces: (string | undefined)[]): Controller {
-    const labelSelector = this.opts.instance
-      ? `${INSTANCE_LABEL}=${this.opts.instance}`
-      : `!${INSTANCE_LABEL}`;
+    const labelSelector = this.labelSelector;
     const resource = managedResource(b.plural);
     const informers = namespaces.map(
       (ns) =>
@@ -248,15 +371,18 @@ export class Manager {
     const observer = new Observer({
       kind: b.kind,
       // the whole account's resources of the kind, at low budget priority
-      list: (onPage) => b.api.list(this.opts.api, {}, { priority: 'low', onPage }),
+      list: (onPage) => b.api.list(this.opts.api!, {}, { priority: 'low', onPage }),
       log: this.opts.log,
       metrics: this.opts.metrics,
     });
+    // the installation's account observes each kind with this one
+    if (this.opts.api) this.opts.accounts?.registry.get(INSTALLATION)?.observers.set(b.kind, observer);
     const engine = new Engine({
       observer,
       binding: b,
       kube: this.opts.kube,
       api: this.opts.api,
+      accounts: this.engineAccounts(),
       events,
       log: this.opts.log,
       clusterId: this.opts.clusterId,
@@ -277,8 +403,11 @@ export class Manager {
       informer: this.opts.informer,
     });
     for (const inf of this.secrets.informers) {
-      // a rotated Secret re-applies the modules that use it
-      inf.on((_type, obj) => this.dispatch.enqueueDependents('Secret', obj));
+      // a rotated Secret re-applies the modules that use it, and gives an account its new key
+      inf.on((_type, obj) => {
+        this.dispatch.enqueueDependents('Secret', obj);
+        this.accountCtl?.secretChanged(obj.metadata.namespace ?? '', obj.metadata.name);
+      });
       inf.start();
     }
   }
@@ -290,11 +419,16 @@ export class Manager {
     // change to a referenced object finds its dependants.
     // ... and, for each kind with objects, once a first bulk observation is there: after a
     // restart every object is compared against it instead of costing a GET each.
-    const all = Promise.all(this.informers.map((i) => i.synced)).then(() =>
-      Promise.all(
-        [...this.controllers.values()].map((c) => (this.count(c) ? c.observer.refresh() : undefined)),
-      ),
-    );
+    // ... and once every account has been checked (its key read and proved): objects never
+    // report waiting for an account that is merely not looked at yet
+    const all = Promise.all(this.informers.map((i) => i.synced)).then(async () => {
+      await this.accountCtl?.checked;
+      return Promise.all(
+        [...this.controllers.values()].flatMap((c) =>
+          this.count(c) ? this.observersOf(c).map((o) => o.refresh()) : [],
+        ),
+      );
+    });
     for (const c of this.controllers.values()) {
       for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(runWorker(c, this.opts, all));
       // one more worker for edits and deletes of existing objects only, and one for the first
@@ -354,7 +488,8 @@ export class Manager {
       await this.timers.sleep(jitter());
       if (this.stopping) return;
       if (!this.count(c)) continue;
-      await c.observer.refresh();
+      // each account's list on its own budget: one account's 429s never hold another's back
+      await Promise.all(this.observersOf(c).map((o) => o.refresh()));
       for (const inf of c.informers) for (const key of inf.cache.keys()) c.queue.add(key, 'low');
     }
   }
@@ -368,6 +503,7 @@ export class Manager {
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.opts.drainMs)),
     );
     if (drained.includes(false)) this.opts.log.warn('drain deadline passed with reconciles in flight');
+    await this.accountCtl?.stop(this.opts.drainMs);
     for (const i of this.informers) i.stop();
     await this.elector?.release();
     this.opts.log.info('stopped');

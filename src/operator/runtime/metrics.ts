@@ -82,8 +82,8 @@ function apiMetrics(r: Registry[], buckets: number[]) {
   return {
     apiRequests: new Counter({
       name: 'edge_api_requests_total',
-      help: 'Edge API calls by operation and HTTP status (0: no response)',
-      labelNames: ['operation', 'status'],
+      help: 'Edge API calls by operation, HTTP status (0: no response) and account (installation, or the EdgeAccount/ClusterEdgeAccount name)',
+      labelNames: ['operation', 'status', 'account'],
       registers: r,
     }),
     apiDuration: new Histogram({
@@ -101,7 +101,8 @@ function apiMetrics(r: Registry[], buckets: number[]) {
     }),
     apiThrottled: new Counter({
       name: 'edge_api_throttled_total',
-      help: 'Edge API answers of 429 (the account is being rate limited)',
+      help: 'Edge API answers of 429 (the account is being rate limited), by account',
+      labelNames: ['account'],
       registers: r,
     }),
     apiLimiterWait: new Gauge({

@@ -1,5 +1,6 @@
 // The reverse index of references: which objects (and of which kind) reference an object or
 // a Secret, so a change to it re-queues them and a delete waits while they use it.
+import { DEFAULT_ACCOUNT_NAME } from './accounts/resolve.ts';
 import type { AnyBinding } from './binding.ts';
 import type { KubeObject } from './kube.ts';
 
@@ -7,13 +8,29 @@ import type { KubeObject } from './kube.ts';
 export const refOf = (kind: string, namespace: string | undefined, name: string) =>
   `${kind}/${namespace ?? ''}/${name}`;
 
-/** What an object references (`Kind/ns/name`, Secrets as `Secret/ns/name`). */
+/**
+ * The account an object names, or would use by default (its namespace's EdgeAccount named
+ * default): it is re-queued when that account turns Ready, and the account is held while it is used.
+ */
+export function accountRefOf(obj: KubeObject): string {
+  const ns = obj.metadata.namespace ?? '';
+  const ref = (obj.spec as { accountRef?: { kind: string; name: string } } | undefined)?.accountRef;
+  if (ref?.kind === 'ClusterEdgeAccount') return refOf('ClusterEdgeAccount', '', ref.name);
+  return refOf('EdgeAccount', ns, ref?.name ?? DEFAULT_ACCOUNT_NAME);
+}
+
+/** Whether a reference names an account (not a managed object or a Secret). */
+export const isAccountRef = (ref: string) =>
+  ref.startsWith('EdgeAccount/') || ref.startsWith('ClusterEdgeAccount/');
+
+/** What an object references (`Kind/ns/name`, Secrets as `Secret/ns/name`, its account). */
 export function referencesOf(binding: AnyBinding, obj: KubeObject): string[] {
   const ns = obj.metadata.namespace ?? '';
   const spec = obj.spec ?? {};
   return [
     ...(binding.references?.(spec) ?? []).map((r) => refOf(r.kind, ns, r.name)),
     ...(binding.secrets?.(spec) ?? []).map((s) => refOf('Secret', ns, s.name)),
+    accountRefOf(obj),
   ];
 }
 

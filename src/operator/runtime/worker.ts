@@ -73,19 +73,21 @@ export async function runWorker(
  */
 export function scrape(
   metrics: Metrics,
-  api: EdgeClient,
+  api: EdgeClient | undefined,
   secrets: SecretStore | undefined,
   controllers: Controller[],
   informers: Informer[],
 ): void {
-  metrics.apiLimiterWait.set(api.transport.limiter.waitedMs / 1000);
   metrics.secretDataCached.set(secrets?.cachedData ?? 0);
-  const limiter = api.transport.limiter;
-  for (const p of PRIORITIES) {
-    metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
-    metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
+  const limiter = api?.transport.limiter;
+  if (limiter) {
+    metrics.apiLimiterWait.set(limiter.waitedMs / 1000);
+    for (const p of PRIORITIES) {
+      metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
+      metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
+    }
+    metrics.budgetFlows.set(limiter.flowsWaiting);
   }
-  metrics.budgetFlows.set(limiter.flowsWaiting);
   for (const c of controllers) metrics.queueFlows.set({ name: c.binding.kind.toLowerCase() }, c.queue.flows);
   const { objectConditions, informerProgress } = metrics;
   objectConditions.reset();

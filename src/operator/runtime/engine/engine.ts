@@ -2,9 +2,11 @@
 // between kinds; everything here is the same for all of them. The decisions are plan.ts's,
 // carried out by execute.ts and reported by report.ts.
 import { type Priority, type PriorityCell, withPriority } from '../../../api/rate-limiter.ts';
+import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../binding.ts';
 import {
   CREATE_PENDING_ANNOTATION,
+  FINALIZER,
   ID_ANNOTATION,
   managedResource,
   PAUSED_ANNOTATION,
@@ -19,7 +21,17 @@ import { Conflicts, observerFor, unchanged } from './observe.ts';
 import { digestsOf, observedId, planObserve } from './plan.ts';
 import { pause, remember, reportFailure, writeStatus } from './report.ts';
 import { wanted } from './resolve.ts';
-import { type EngineContext, type EngineOptions, type Outcome, type Remote, statusOf } from './types.ts';
+import {
+  type EngineContext,
+  type EngineOptions,
+  type Outcome,
+  type Remote,
+  type ScopedOptions,
+  statusOf,
+} from './types.ts';
+
+/** An object waiting for its account looks again this often (an account turning Ready re-queues it sooner). */
+const ACCOUNT_RECHECK_MS = 60_000;
 
 const isPaused = (obj: KubeObject) => obj.metadata.annotations?.[PAUSED_ANNOTATION] === 'true';
 /** managementPolicy Observe: read and report, never write to the account. */
@@ -48,15 +60,52 @@ export function priorityOf(obj: KubeObject, requested: string | undefined): Prio
 export class Engine implements EngineContext {
   readonly binding: AnyBinding;
   readonly resource: ResourcePath;
-  readonly opts: EngineOptions;
+  readonly opts: ScopedOptions;
   readonly memos = new Memos();
   private readonly conflicts: Conflicts;
 
   constructor(o: EngineOptions) {
-    this.opts = o;
+    // without accounts every object uses `api`; with them, each reconcile gets its account's
+    // (the engine's own options then serve only Kubernetes writes)
+    if (!o.api && !o.accounts) throw new Error('engine: neither an API client nor accounts');
+    this.opts = o as ScopedOptions;
     this.binding = o.binding;
     this.resource = managedResource(o.binding.plural);
     this.conflicts = new Conflicts(this);
+  }
+
+  /**
+   * The context of one reconcile: the object's account's client and bulk observation. A
+   * delete goes to the account that holds the resource; anything else to the account the
+   * object resolves to, which must be the one holding it. No account, or one not Ready: a
+   * condition, and no API request.
+   */
+  private scope(obj: KubeObject): EngineContext {
+    const accounts = this.opts.accounts;
+    if (!accounts) return this;
+    const st = statusOf(obj);
+    const held = holdingAccount(st);
+    let id: string;
+    if (obj.metadata.deletionTimestamp && held) id = held;
+    else {
+      const r = accounts.accountOf(obj);
+      if (!r.ok)
+        throw new ConditionError(
+          { state: r.state, reason: r.reason, message: r.message },
+          r.state === 'progressing' ? { requeueAfterMs: ACCOUNT_RECHECK_MS } : {},
+        );
+      id = r.id;
+    }
+    const u = accounts.use(id, this.binding.kind, !!obj.metadata.deletionTimestamp);
+    if ('phase' in u) throw new ConditionError(u.phase, { requeueAfterMs: ACCOUNT_RECHECK_MS });
+    return {
+      opts: { ...this.opts, api: u.client, observer: u.observer },
+      account: id,
+      binding: this.binding,
+      resource: this.resource,
+      memos: this.memos,
+      name: this.name,
+    };
   }
 
   get name(): string {
@@ -114,7 +163,8 @@ export class Engine implements EngineContext {
     const cell = this.memos.peek(key)?.running;
     if (cell && cell.priority !== 'urgent') {
       cell.priority = 'urgent';
-      this.opts.api.transport.limiter.reprioritized();
+      if (this.opts.accounts) this.opts.accounts.reprioritized();
+      else this.opts.api.transport.limiter.reprioritized();
     }
   }
 
@@ -145,12 +195,15 @@ export class Engine implements EngineContext {
       );
     }
     const requested = requestedReconcile(obj);
+    // nothing of it remains remotely (or it never had anything): no account needed to let it go
+    if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.includes(FINALIZER)) return {};
     try {
+      const ctx = this.scope(obj);
       // the object's namespace is the flow whose turn its calls take
       const cell: PriorityCell = { priority: priorityOf(obj, requested), flow: obj.metadata.namespace ?? '' };
       this.memos.of(key).running = cell;
       return await withPriority(cell, () =>
-        obj.metadata.deletionTimestamp ? finalize(this, obj) : this.sync(obj, resetsAtStart, requested),
+        obj.metadata.deletionTimestamp ? finalize(ctx, obj) : this.sync(ctx, obj, resetsAtStart, requested),
       ).finally(() => {
         const memo = this.memos.peek(key);
         if (memo?.running === cell) memo.running = undefined;
@@ -167,25 +220,31 @@ export class Engine implements EngineContext {
    * the API holds (from the kind's bulk observation when it is fresh for this object,
    * else one GET), then create, recreate, adopt or update, and report.
    */
-  private async sync(obj: KubeObject, resetsAtStart: number, requested?: string): Promise<Outcome> {
+  private async sync(
+    ctx: EngineContext,
+    obj: KubeObject,
+    resetsAtStart: number,
+    requested?: string,
+  ): Promise<Outcome> {
     const key = keyOf(obj);
-    if (observesOnly(obj)) return this.observeOnly(obj, resetsAtStart, requested);
-    await keepFinalizer(this, obj);
-    if (!requested && unchanged(this, key, obj)) return {};
+    if (observesOnly(obj)) return this.observeOnly(ctx, obj, resetsAtStart, requested);
+    await keepFinalizer(ctx, obj);
+    if (!requested && unchanged(ctx, key, obj)) return {};
     // asked for by annotation: read the resource itself, not the kind's last list
-    const observer = observerFor(this, key, !!requested);
-    const want = await wanted(this, obj);
-    const id = await knownId(this, obj, want);
+    const observer = observerFor(ctx, key, !!requested);
+    const want = await wanted(ctx, obj);
+    const id = await knownId(ctx, obj, want);
     const seen = id ? await observer.observe(id, want.desired) : undefined;
-    const conflict = this.conflicts.of(obj, want, id, seen);
+    const conflict = this.conflicts.of(ctx, obj, want, id, seen);
     if (conflict) throw stall('Conflict', conflict.message, { requeueAfterMs: CONFLICT_RECHECK_MS });
-    const remote = await act(this, obj, want, id, seen);
+    const remote = await act(ctx, obj, want, id, seen);
     const digests = digestsOf(this.binding, want.modules, this.opts.digestKey);
     await writeStatus(
-      this,
+      ctx,
       obj,
       {
         ...this.remoteStatus(remote, want.desired),
+        ...(ctx.account ? { account: ctx.account } : {}),
         ...(this.binding.modules?.some((m) => m.secretPaths) ? { secretDigests: digests } : {}),
         lastHandledReconcileAt: requested ?? statusOf(obj).lastHandledReconcileAt,
       },
@@ -194,7 +253,7 @@ export class Engine implements EngineContext {
     const memo = this.memos.of(key);
     if (obj.metadata.annotations?.[ID_ANNOTATION] === remote.id) memo.idToRecord = undefined;
     else this.memos.recordLater(key, remote.id, Date.now());
-    remember(this, key, resetsAtStart, {
+    remember(ctx, key, resetsAtStart, {
       at: Date.now(),
       generation: obj.metadata.generation,
       id: remote.id,
@@ -222,24 +281,30 @@ export class Engine implements EngineContext {
    * bulk observation when fresh, else a GET), reported in status, and compared with the spec;
    * nothing is ever written to the account, and the object needs no finalizer.
    */
-  private async observeOnly(obj: KubeObject, resetsAtStart: number, requested?: string): Promise<Outcome> {
+  private async observeOnly(
+    ctx: EngineContext,
+    obj: KubeObject,
+    resetsAtStart: number,
+    requested?: string,
+  ): Promise<Outcome> {
     const key = keyOf(obj);
-    if (!requested && unchanged(this, key, obj)) return {};
+    if (!requested && unchanged(ctx, key, obj)) return {};
     const status = statusOf(obj);
     const known = observedId(obj);
     if ('action' in known) throw stall(known.reason, known.message);
-    const want = await wanted(this, obj);
-    const seen = await observerFor(this, key, !!requested).observe(known.id, want.desired);
-    const ownerState = await ownerStateFor(this, obj, seen);
+    const want = await wanted(ctx, obj);
+    const seen = await observerFor(ctx, key, !!requested).observe(known.id, want.desired);
+    const ownerState = await ownerStateFor(ctx, obj, seen);
     const { binding, opts } = this;
     const d = planObserve({ binding, obj, clusterId: opts.clusterId, id: known.id, seen, want, ownerState });
     if (d.action === 'stall') throw stall(d.reason, d.message);
     const before = status.conditions?.find((c) => c.type === 'Ready')?.message;
     const fields = {
       ...this.remoteStatus(d.remote, want.desired),
+      ...(ctx.account ? { account: ctx.account } : {}),
       lastHandledReconcileAt: requested ?? status.lastHandledReconcileAt,
     };
-    await writeStatus(this, obj, fields, d.phase);
+    await writeStatus(ctx, obj, fields, d.phase);
     // an Event when the drift is new or different, not at every observation
     const after = statusOf(obj).conditions?.find((c) => c.type === 'Ready')?.message;
     if (d.drift.length && after !== before)
@@ -249,7 +314,7 @@ export class Engine implements EngineContext {
         'DriftObserved',
         `${d.remote.id} differs from the spec in ${d.drift.join(', ')}`,
       );
-    remember(this, key, resetsAtStart, {
+    remember(ctx, key, resetsAtStart, {
       at: Date.now(),
       generation: obj.metadata.generation,
       id: d.remote.id,

@@ -98,40 +98,56 @@ export function observerFor(ctx: EngineContext, key: string, fresh = false): Rem
   };
 }
 
-/** Conflicts of a kind's objects: between them, and with the resources of its last bulk list. */
+/**
+ * Conflicts of a kind's objects: between them, and with the resources of its last bulk list.
+ * What the API keeps unique it keeps per account: only objects of the same account collide.
+ */
 export class Conflicts {
   private readonly keys: ConflictKeys;
-  private remoteKeys?: { of: object; byKey: Map<string, { id: string; remote: Remote }[]> };
-  private readonly ctx: EngineContext;
+  /** Each bulk list's resources by conflict key, indexed once per list (one list per account). */
+  private readonly remoteKeys = new WeakMap<object, Map<string, { id: string; remote: Remote }[]>>();
+  private readonly base: EngineContext;
 
   constructor(ctx: EngineContext) {
-    this.ctx = ctx;
+    this.base = ctx;
     this.keys = new ConflictKeys(ctx.binding);
   }
 
-  /** The last bulk list's resources by conflict key, indexed once per list. */
-  private remotesByKey(): Map<string, { id: string; remote: Remote }[]> {
-    const { binding, opts } = this.ctx;
+  private remotesByKey(ctx: EngineContext): Map<string, { id: string; remote: Remote }[]> {
+    const { binding, opts } = ctx;
     const snapshot = opts.observer?.latest;
     if (!snapshot || !binding.conflict) return new Map();
-    if (this.remoteKeys?.of !== snapshot) {
-      const byKey = new Map<string, { id: string; remote: Remote }[]>();
+    let byKey = this.remoteKeys.get(snapshot);
+    if (!byKey) {
+      byKey = new Map();
       for (const l of snapshot.items.values()) {
         const remote = l.remote as Remote;
         const k = binding.conflict.key(binding.observe(remote));
         byKey.set(k, [...(byKey.get(k) ?? []), { id: remote.id, remote }]);
       }
-      this.remoteKeys = { of: snapshot, byKey };
+      this.remoteKeys.set(snapshot, byKey);
     }
-    return this.remoteKeys.byKey;
+    return byKey;
   }
 
   /** Another object or remote resource that holds what the API keeps unique and this object wants. */
-  of(obj: KubeObject, want: Wanted, id: string | undefined, seen: Observation | undefined) {
-    const { binding, opts } = this.ctx;
+  of(
+    ctx: EngineContext,
+    obj: KubeObject,
+    want: Wanted,
+    id: string | undefined,
+    seen: Observation | undefined,
+  ) {
+    const { binding, opts } = ctx;
     const c = binding.conflict;
     if (!c || !opts.cache.list) return undefined;
     const key = c.key(want.desired);
+    const accounts = this.base.opts.accounts;
+    const sameAccount = (o: KubeObject) => {
+      if (!accounts || !ctx.account) return true;
+      const r = accounts.accountOf(o);
+      return r.ok && r.id === ctx.account;
+    };
     const ref = (o: KubeObject) => (kind: string, name: string) => {
       const target = (opts.cache.lookup(kind, o.metadata.namespace!, name)?.status as Status | undefined)?.id;
       if (!target) throw new Error(`${kind} ${name} has no id`);
@@ -147,9 +163,10 @@ export class Conflicts {
       key,
       holds: seen?.found && c.key(binding.observe(seen.remote)) === key ? seen.remote.id : undefined,
       selfId: id,
-      others: this.keys.holding(key),
+      // only the objects with the same key are asked for their account
+      others: this.keys.holding(key).filter((o) => sameAccount(o.obj)),
       live: this.keys.live,
-      remotes: this.remotesByKey().get(key) ?? [],
+      remotes: this.remotesByKey(ctx).get(key) ?? [],
       clusterId: opts.clusterId,
     });
   }

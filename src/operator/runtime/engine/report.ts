@@ -9,7 +9,7 @@ import type { ConditionError } from './condition-error.ts';
 import type { LastSync } from './memo.ts';
 import { type EngineContext, type Outcome, type Status, statusOf } from './types.ts';
 
-const WAITS = new Set(['WaitingForReference', 'WaitingForSecret']);
+const WAITS = new Set(['WaitingForReference', 'WaitingForSecret', 'WaitingForAccount']);
 /**
  * Progressing states a person running `kubectl describe` should see as Events too (repeats
  * are dropped by the recorder; throttling shows in metrics, not per object).

@@ -1,5 +1,6 @@
 // What an object wants: references resolved to ids (duplicates and cycles stall), Secrets
 // read, raw ids checked against other namespaces, the modules built.
+import { describeAccount } from '../accounts/resolve.ts';
 import type { Common } from '../binding.ts';
 import type { KubeObject } from '../kube.ts';
 import { encodeMetadata } from '../owner.ts';
@@ -36,15 +37,30 @@ export function rawIds(value: unknown, path: string): { path: string; id: string
  * another namespace's resources: a namespace is a tenant.
  */
 function checkRawIds(ctx: EngineContext, obj: KubeObject): void {
-  const elsewhere = ctx.opts.cache.managedElsewhere?.bind(ctx.opts.cache);
-  if (!elsewhere) return;
+  const { cache } = ctx.opts;
   for (const { path, id } of rawIds(obj.spec ?? {}, 'spec')) {
-    if (elsewhere(id, obj.metadata.namespace!))
+    if (cache.managedElsewhere?.(id, obj.metadata.namespace!))
       throw stall(
         'ReferenceNotAllowed',
         `${path}: ${id} is managed by an object in another namespace; a namespace may reference by id only resources made outside the cluster or shared with it (--shared-namespaces)`,
       );
+    // an id another account's object holds is unknown to this account's key (it would answer 404)
+    const holder = cache.managerOf?.(id);
+    const target = holder && cache.lookup(holder.kind, holder.namespace, holder.name);
+    if (target) sameAccount(ctx, target, `${path}: ${id} (${holder.kind} ${holder.name})`);
   }
+}
+
+/** A reference never crosses accounts: a route of account A never points at a backend of account B. */
+function sameAccount(ctx: EngineContext, target: KubeObject, what: string): void {
+  const accounts = ctx.opts.accounts;
+  if (!accounts || !ctx.account) return;
+  const theirs = accounts.accountOf(target);
+  if (theirs.ok && theirs.id !== ctx.account)
+    throw stall(
+      'AccountMismatch',
+      `${what} is in ${describeAccount(theirs.id)}, this object in ${describeAccount(ctx.account)}: a reference never crosses accounts`,
+    );
 }
 
 /**
@@ -94,6 +110,7 @@ function resolveReferences(ctx: EngineContext, obj: KubeObject, spec: Spec): Map
   }
   for (const r of references) {
     const target = ctx.opts.cache.lookup(r.kind, obj.metadata.namespace!, r.name);
+    if (target) sameAccount(ctx, target, `${r.path}: ${r.kind} ${r.name}`);
     const id = (target?.status as Status | undefined)?.id;
     // a referenced object being deleted keeps its remote resource while this one uses it
     // (it waits as InUse), so its id still serves

@@ -2,8 +2,9 @@
 // what an object wants and what the API holds.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../../api/client.ts';
+import type { Resolution } from '../accounts/resolve.ts';
 import type { AnyBinding, Common } from '../binding.ts';
-import type { Condition } from '../conditions.ts';
+import type { Condition, Phase } from '../conditions.ts';
 import type { EventRecorder } from '../events.ts';
 import type { Kube, KubeObject, ResourcePath } from '../kube.ts';
 import type { Observer } from '../observer.ts';
@@ -26,6 +27,8 @@ export interface EngineCache {
   referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
   /** Objects in the cluster that reference this one ("Kind name"), for reference-aware deletion. */
   referrersOf?(kind: string, namespace: string, name: string): string[];
+  /** The object whose status holds this remote id, in any namespace. */
+  managerOf?(id: string): { kind: string; namespace: string; name: string } | undefined;
   /** Names the Kubernetes objects behind remote ids in a message. */
   nameIds?(text: string): string;
   /**
@@ -49,11 +52,30 @@ export interface EngineSecrets {
   read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
 }
 
+/** The accounts objects use (runtime/accounts): without it, every object uses `api`. */
+export interface EngineAccounts {
+  /** The account an object works with now (held or resolved; no API request), or why none. */
+  accountOf(obj: KubeObject): Resolution;
+  /**
+   * The account's client and the kind's bulk observation there, or why the object must wait
+   * (`forDelete`: the last key the API accepted serves, whatever the account's state now).
+   */
+  use(
+    id: string,
+    kind: string,
+    forDelete?: boolean,
+  ): { client: EdgeClient; observer?: Observer } | { phase: Phase };
+  /** A reconcile in flight changed priority: every account's limiter re-sorts its waiters. */
+  reprioritized(): void;
+}
+
 export interface EngineOptions {
   binding: AnyBinding;
   /** Only patches: the engine reads through the informers' caches (`cache`). */
   kube: Pick<Kube, 'patch'>;
-  api: EdgeClient;
+  /** The client of every object when there are no accounts (else the account's, per object). */
+  api?: EdgeClient;
+  accounts?: EngineAccounts;
   events: EventRecorder;
   log: Logger;
   clusterId: string;
@@ -107,8 +129,13 @@ export interface RemoteObserver {
 export const statusOf = (obj: KubeObject): Status => (obj.status ?? {}) as Status;
 
 /** What every part of the engine works with: its options, the kind's resource and the memos. */
+/** The options a reconcile works with: the object's account's client and bulk observation. */
+export type ScopedOptions = EngineOptions & { api: EdgeClient };
+
 export interface EngineContext {
-  readonly opts: EngineOptions;
+  readonly opts: ScopedOptions;
+  /** The account of the object reconciled (undefined without accounts). */
+  readonly account?: string;
   readonly binding: AnyBinding;
   readonly resource: ResourcePath;
   readonly memos: Memos;

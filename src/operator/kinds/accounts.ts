@@ -1,0 +1,205 @@
+// The account kinds: EdgeAccount (a namespace's own API account) and ClusterEdgeAccount (one
+// the platform team shares with the namespaces it names). They are not remote resources: the
+// account reconciler (runtime/accounts/) checks their key and holds their clients.
+import { z } from 'zod';
+import { Conditions, cel, doc, GROUP, immutable, noRepeats, structural, VERSION } from './crd-schema.ts';
+
+export const ACCOUNT_KINDS = ['EdgeAccount', 'ClusterEdgeAccount'] as const;
+export type AccountKind = (typeof ACCOUNT_KINDS)[number];
+
+/** `spec.accountRef` of every managed kind: set once, never changed or removed. */
+export const AccountRef = immutable(
+  doc(
+    z.object({
+      kind: doc(
+        z.enum(ACCOUNT_KINDS),
+        'EdgeAccount (in the same namespace) or ClusterEdgeAccount (one that admits this namespace)',
+      ),
+      name: doc(z.string().min(1).max(253), 'its name'),
+    }),
+    "the API account that holds the remote resource (immutable; default: the namespace's EdgeAccount named default, else the installation's own account)",
+  ),
+  'accountRef',
+);
+export type AccountRef = z.infer<typeof AccountRef>;
+/** The spec-level rule: an accountRef once set cannot be removed (the field's own rule covers changes). */
+export const ACCOUNT_REF_RULE = {
+  rule: '!has(oldSelf.accountRef) || has(self.accountRef)',
+  message: 'accountRef is immutable: it cannot be removed once set',
+};
+
+const keyRef = (cluster: boolean) =>
+  doc(
+    z.object({
+      name: doc(z.string().min(1).max(253), 'name of the Secret'),
+      key: doc(z.string().min(1).max(253), 'key in its data holding the API key'),
+      ...(cluster
+        ? {
+            namespace: doc(
+              z.string().min(1).max(63),
+              "namespace of the Secret (default: the operator's namespace)",
+            ).optional(),
+          }
+        : {}),
+    }),
+    cluster ? 'the Secret key holding the API key' : 'the Secret key (same namespace) holding the API key',
+  );
+
+const common = (cluster: boolean) => ({
+  apiKeySecretRef: keyRef(cluster),
+  apiURL: doc(
+    cel(z.string().min(1).max(2048), {
+      rule: "self.startsWith('https://') || self.startsWith('http://')",
+      message: 'apiURL must be an http(s) URL',
+    }),
+    "the API's base URL (default: the operator's --api-url); another URL is used only when the installation allows it (--account-api-urls)",
+  ).optional(),
+  rateLimitPerMinute: doc(
+    z.number().int().min(1).max(1_000_000),
+    "requests a minute the account allows (default: the operator's --api-rate-limit)",
+  ).optional(),
+});
+
+const LabelSelector = doc(
+  z.object({
+    matchLabels: z.record(z.string().max(317), z.string().max(63)).optional(),
+    matchExpressions: z
+      .array(
+        z.object({
+          key: z.string().max(317),
+          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+          values: z.array(z.string().max(63)).max(100).optional(),
+        }),
+      )
+      .max(20)
+      .optional(),
+  }),
+  'a label selector on namespaces',
+);
+export type LabelSelector = z.infer<typeof LabelSelector>;
+
+export const EdgeAccountSpec = z.object(common(false));
+export const ClusterEdgeAccountSpec = z.object({
+  ...common(true),
+  namespaces: doc(
+    noRepeats(z.array(z.string().min(1).max(63)).max(1000)),
+    'namespaces that may use this account, by name',
+  ).optional(),
+  namespaceSelector: doc(LabelSelector, 'namespaces that may use this account, by label').optional(),
+});
+export type EdgeAccountSpec = z.infer<typeof EdgeAccountSpec>;
+export type ClusterEdgeAccountSpec = z.infer<typeof ClusterEdgeAccountSpec>;
+
+export const AccountStatus = z.object({
+  observedGeneration: z.number().int().optional(),
+  conditions: doc(Conditions, 'kstatus conditions: Ready, Reconciling, Stalled').optional(),
+  url: doc(z.string(), 'the API base URL the account uses').optional(),
+  objects: doc(
+    z.object({
+      count: z.number().int(),
+      names: z.array(z.string()).max(10).optional(),
+    }),
+    'objects using the account: how many, and the first few (Kind namespace/name)',
+  ).optional(),
+  lastMinute: doc(
+    z.object({ requests: z.number().int(), throttled: z.number().int() }),
+    'API requests of the account in the last minute, and how many the API answered 429',
+  ).optional(),
+});
+export type AccountStatus = z.infer<typeof AccountStatus>;
+
+type Json = Record<string, unknown>;
+
+export interface AccountKindInfo {
+  kind: AccountKind;
+  plural: string;
+  scope: 'Namespaced' | 'Cluster';
+  shortNames: string[];
+  description: string;
+  spec: z.ZodObject;
+}
+
+export const ACCOUNTS: AccountKindInfo[] = [
+  {
+    kind: 'EdgeAccount',
+    plural: 'edgeaccounts',
+    scope: 'Namespaced',
+    shortNames: ['eacct'],
+    description:
+      'An API account (its key in a Secret, its URL and request budget) for the edge objects of its own namespace: those naming it in spec.accountRef, and, when it is named default, those naming no account.',
+    spec: EdgeAccountSpec,
+  },
+  {
+    kind: 'ClusterEdgeAccount',
+    plural: 'clusteredgeaccounts',
+    scope: 'Cluster',
+    shortNames: ['ceacct'],
+    description:
+      'An API account the platform team shares with the namespaces it names (spec.namespaces, spec.namespaceSelector; with neither, none): their objects use it through spec.accountRef.',
+    spec: ClusterEdgeAccountSpec,
+  },
+];
+
+export const accountResource = (kind: AccountKind) => ({
+  group: GROUP,
+  version: VERSION,
+  plural: ACCOUNTS.find((a) => a.kind === kind)!.plural,
+});
+
+export function accountCrd(a: AccountKindInfo): Json {
+  const spec = structural(z.toJSONSchema(a.spec, { target: 'openapi-3.0', io: 'input' })) as Json;
+  const status = structural(z.toJSONSchema(AccountStatus, { target: 'openapi-3.0', io: 'output' })) as Json;
+  spec.description = 'the account: its key, URL and budget';
+  status.description = 'observed state, written by the operator';
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${a.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'edge-operator' } },
+    spec: {
+      group: GROUP,
+      scope: a.scope,
+      names: {
+        kind: a.kind,
+        listKind: `${a.kind}List`,
+        plural: a.plural,
+        singular: a.kind.toLowerCase(),
+        shortNames: a.shortNames,
+        categories: ['edge'],
+      },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [
+            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+            { name: 'URL', type: 'string', jsonPath: '.status.url' },
+            { name: 'Objects', type: 'integer', jsonPath: '.status.objects.count' },
+            {
+              name: 'Reason',
+              type: 'string',
+              jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+              priority: 1,
+            },
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+          ],
+          schema: {
+            openAPIV3Schema: {
+              description: a.description,
+              type: 'object',
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec,
+                status,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}

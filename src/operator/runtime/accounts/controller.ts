@@ -1,0 +1,410 @@
+// The account reconciler, beside the managed-resource engine: EdgeAccount and
+// ClusterEdgeAccount objects into clients of the registry. It reads the key from its Secret,
+// checks the URL against the allow-list, proves the key with one cheap request, writes the
+// account's status (conditions, URL, objects using it, last minute's requests), and holds a
+// finalizer while objects still need the account to delete their remote resources.
+import type { Logger } from 'pino';
+import { ApiError, isRetryable } from '../../../api/errors.ts';
+import { withPriority } from '../../../api/rate-limiter.ts';
+import {
+  type AccountKind,
+  type AccountStatus,
+  accountResource,
+  type ClusterEdgeAccountSpec,
+} from '../../kinds/accounts.ts';
+import { type Condition, conditionsFor, type Phase } from '../conditions.ts';
+import { FINALIZER } from '../constants.ts';
+import { Informer, type InformerOptions, keyAt } from '../informer.ts';
+import { isKubeNotFound, type Kube, type KubeObject } from '../kube.ts';
+import { mergePatch } from '../merge-patch.ts';
+import type { References } from '../references.ts';
+import { WorkQueue } from '../workqueue.ts';
+import type { AccountRegistry } from './registry.ts';
+import { type AccountFacts, accountId, accountRefKey, type Resolution, urlAllowed } from './resolve.ts';
+
+const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
+const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
+/** An account looks at its Secret (rotation) and its counts this often. */
+export const ACCOUNT_RESYNC_MS = 15_000;
+/** A refused key is tried again this often without a rotation (the API side may change). */
+const REFUSED_RETRY_MS = 5 * 60_000;
+/** Users named in status. */
+const NAMES_SHOWN = 10;
+/** An API key travels in an Authorization header: printable ASCII without spaces. */
+const API_KEY = /^[!-~]+$/;
+
+export interface AccountControllerOptions {
+  kube: Kube;
+  log: Logger;
+  registry: AccountRegistry;
+  references: References;
+  /** Namespaces watched for EdgeAccounts (undefined: all). */
+  namespaces: (string | undefined)[];
+  labelSelector?: string;
+  informer?: Partial<InformerOptions>;
+  installation: { enabled: boolean; url?: string; perMinute: number; namespace: string };
+  allowedUrls: string[];
+  /** A managed object by kind and key (`ns/name`), from the informer caches. */
+  lookup(kind: string, key: string): KubeObject | undefined;
+  /** The account a managed object works with (held or resolved). */
+  accountOf(obj: KubeObject): Resolution;
+  /** The objects naming an account (`Kind/ns/name`) may go on: it turned Ready or changed. */
+  wake(kind: AccountKind, obj: KubeObject): void;
+}
+
+type Spec = ClusterEdgeAccountSpec;
+
+/** Why an account cannot serve: a stall, or a retry. */
+class AccountProblem extends Error {
+  readonly phase: Phase;
+  readonly retryMs?: number;
+  constructor(phase: Phase, retryMs?: number) {
+    super(phase.message);
+    this.phase = phase;
+    this.retryMs = retryMs;
+  }
+}
+const stalled = (reason: string, message: string, retryMs?: number) =>
+  new AccountProblem({ state: 'stalled', reason, message }, retryMs);
+
+export class AccountController {
+  readonly informers: Informer[];
+  private readonly byKind: Map<AccountKind, Informer[]>;
+  private readonly namespaceInformer: Informer;
+  private readonly queue = new WorkQueue<string>({ name: 'account' });
+  private readonly o: AccountControllerOptions;
+  private stopping = false;
+
+  constructor(o: AccountControllerOptions) {
+    this.o = o;
+    const informer = (
+      plural: string,
+      resource: { group: string; version: string; plural: string },
+      ns?: string,
+    ) =>
+      new Informer({
+        kube: o.kube,
+        resource,
+        namespace: ns,
+        labelSelector: resource.group ? o.labelSelector : undefined,
+        log: o.log.child({ informer: plural }),
+        ...o.informer,
+      });
+    const edge = o.namespaces.map((ns) => informer('edgeaccounts', accountResource('EdgeAccount'), ns));
+    const cluster = [informer('clusteredgeaccounts', accountResource('ClusterEdgeAccount'))];
+    this.byKind = new Map([
+      ['EdgeAccount', edge],
+      ['ClusterEdgeAccount', cluster],
+    ]);
+    this.namespaceInformer = new Informer({
+      kube: o.kube,
+      resource: NAMESPACES,
+      log: o.log.child({ informer: 'namespaces' }),
+      metadataOnly: true,
+      transform: (n) => ({ metadata: { name: n.metadata.name, labels: n.metadata.labels } }),
+      ...o.informer,
+    });
+    this.informers = [...edge, ...cluster, this.namespaceInformer];
+  }
+
+  /** What resolution reads, from these caches. */
+  readonly facts = (installationEnabled: boolean): AccountFacts => ({
+    installationEnabled,
+    edgeAccountExists: (ns, name) => !!this.get(accountId('EdgeAccount', ns, name)),
+    clusterAccount: (name) => this.get(accountId('ClusterEdgeAccount', undefined, name))?.spec as Spec,
+    namespaceLabels: (ns) => this.namespaceInformer.get(ns)?.metadata.labels ?? {},
+  });
+
+  /** The account object of an identity, from the cache. */
+  get(id: string): KubeObject | undefined {
+    const [kind, a, b] = id.split('/') as [AccountKind, string, string | undefined];
+    const key = b === undefined ? a : keyAt(a, b);
+    for (const inf of this.byKind.get(kind) ?? []) {
+      const o = inf.get(key);
+      if (o) return o;
+    }
+    return undefined;
+  }
+
+  private resolveChecked!: () => void;
+  /** Every account there at start has been checked once (the engines' workers wait for it). */
+  readonly checked = new Promise<void>((r) => {
+    this.resolveChecked = r;
+  });
+
+  start(): void {
+    for (const [kind, infs] of this.byKind)
+      for (const inf of infs) {
+        inf.on((type, obj, old) => {
+          const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
+          if (type === 'delete') void this.o.registry.remove(id);
+          else this.queue.add(id);
+          // objects waiting for it to exist, or to admit them, look again; not at each status write
+          if (type !== 'update' || obj.metadata.generation !== old?.metadata.generation)
+            this.o.wake(kind, obj);
+        });
+        inf.start();
+      }
+    this.namespaceInformer.start();
+    void Promise.all(this.informers.map((i) => i.synced))
+      .then(() =>
+        Promise.allSettled(
+          [...this.byKind].flatMap(([kind, infs]) =>
+            infs.flatMap((i) =>
+              i.list().map((a) => this.reconcile(accountId(kind, a.metadata.namespace, a.metadata.name))),
+            ),
+          ),
+        ),
+      )
+      .finally(() => {
+        this.resolveChecked();
+        void this.work();
+      });
+  }
+
+  /** An object stopped using an account (`Kind/ns/name`): a delete held by it may go on. */
+  released(ref: string): void {
+    const [kind, ns, name] = ref.split('/') as [AccountKind, string, string];
+    const id = accountId(kind, ns, name);
+    if (this.get(id)) this.queue.add(id);
+  }
+
+  /** A key Secret changed: the accounts reading it look now (the next request uses the new key). */
+  secretChanged(namespace: string, name: string): void {
+    for (const [kind, infs] of this.byKind)
+      for (const inf of infs)
+        for (const a of inf.list()) {
+          const ref = (a.spec as Spec).apiKeySecretRef;
+          if (ref.name === name && this.secretNamespace(kind, a) === namespace)
+            this.queue.add(accountId(kind, a.metadata.namespace, a.metadata.name));
+        }
+  }
+
+  private secretNamespace(kind: AccountKind, a: KubeObject): string {
+    return kind === 'EdgeAccount'
+      ? a.metadata.namespace!
+      : (((a.spec as Spec).apiKeySecretRef.namespace as string | undefined) ?? this.o.installation.namespace);
+  }
+
+  private async work(): Promise<void> {
+    for (;;) {
+      const id = await this.queue.get();
+      if (id === undefined) return;
+      try {
+        const again = await this.reconcile(id);
+        this.queue.forget(id);
+        if (again !== undefined && !this.stopping) this.queue.addAfter(id, again);
+      } catch (err) {
+        this.o.log.warn({ account: id, err: (err as Error).message }, 'account reconcile failed; will retry');
+        this.queue.addRateLimited(id);
+      } finally {
+        this.queue.done(id);
+      }
+    }
+  }
+
+  /** The objects using an account: those that work with it, and those that hold a resource in it. */
+  usersOf(id: string): { names: string[]; holding: number } {
+    const names: string[] = [];
+    let holding = 0;
+    for (const { kind, key } of this.o.references.dependentsOf(accountRefKey(id)!)) {
+      const obj = this.o.lookup(kind, key);
+      if (!obj) continue;
+      const r = this.o.accountOf(obj);
+      const held = (obj.status as { account?: string; id?: string } | undefined)?.account;
+      if (!(r.ok && r.id === id) && held !== id) continue;
+      names.push(`${kind} ${key}`);
+      if (obj.metadata.finalizers?.includes(FINALIZER)) holding++;
+    }
+    return { names: names.sort(), holding };
+  }
+
+  /** Returns when to look again. */
+  async reconcile(id: string): Promise<number | undefined> {
+    const cached = this.get(id);
+    if (!cached) {
+      await this.o.registry.remove(id);
+      return undefined;
+    }
+    const obj = structuredClone(cached);
+    const kind = id.split('/')[0] as AccountKind;
+    const users = this.usersOf(id);
+    if (obj.metadata.deletionTimestamp) return this.finalize(id, kind, obj, users);
+    if (!obj.metadata.finalizers?.includes(FINALIZER))
+      await this.patchMeta(kind, obj, { finalizers: [...(obj.metadata.finalizers ?? []), FINALIZER] });
+    const before = this.o.registry.get(id);
+    const wasUsable = !!before?.usable;
+    let phase: Phase;
+    let again = ACCOUNT_RESYNC_MS;
+    let url: string | undefined;
+    try {
+      url = await this.connect(id, kind, obj);
+      phase = { state: 'ready', reason: 'KeyAccepted', message: `the API at ${url} accepts the key` };
+      this.o.registry.mark(id, true, phase);
+    } catch (err) {
+      if (!(err instanceof AccountProblem)) throw err;
+      phase = err.phase;
+      again = err.retryMs ?? ACCOUNT_RESYNC_MS;
+      this.o.registry.mark(id, false, phase);
+    }
+    await this.writeStatus(kind, obj, phase, url, users.names);
+    if (this.o.registry.get(id)?.usable && !wasUsable) this.o.wake(kind, obj);
+    return again;
+  }
+
+  /** The account's client from its Secret and URL; one cheap request when the key is new. */
+  private async connect(id: string, kind: AccountKind, obj: KubeObject): Promise<string> {
+    const spec = obj.spec as Spec;
+    const { installation } = this.o;
+    const url = spec.apiURL ?? installation.url;
+    if (!url)
+      throw stalled('APIURLNotAllowed', 'no spec.apiURL, and the operator has no --api-url to default to');
+    if (!urlAllowed(url, installation.url, this.o.allowedUrls))
+      throw stalled(
+        'APIURLNotAllowed',
+        `spec.apiURL ${url} is not the operator's API URL nor one the installation allows (--account-api-urls, chart value accounts.allowedAPIURLs)`,
+      );
+    const ref = spec.apiKeySecretRef;
+    const ns = this.secretNamespace(kind, obj);
+    const where = `Secret ${ns}/${ref.name}, key ${ref.key}`;
+    let secret: KubeObject | undefined;
+    try {
+      secret = await this.o.kube.get(SECRETS, ns, ref.name);
+    } catch (err) {
+      if (!isKubeNotFound(err)) throw err;
+    }
+    const entry = this.o.registry.get(id);
+    const data = (secret?.data as Record<string, string> | undefined)?.[ref.key];
+    if (data === undefined) {
+      // being deleted with its Secret in the same sweep: the key in memory serves its objects' deletes
+      if (obj.metadata.deletionTimestamp && entry?.usable) return entry.url;
+      throw stalled('KeySecretNotFound', secret ? `${where}: no such key` : `${where}: Secret not found`);
+    }
+    const key = Buffer.from(data, 'base64')
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
+    if (!API_KEY.test(key))
+      throw stalled('KeyInvalid', `${where}: not printable ASCII without spaces (the key is not shown)`);
+    const change = this.o.registry.set(id, {
+      url,
+      key,
+      perMinute: spec.rateLimitPerMinute ?? installation.perMinute,
+    });
+    const now = this.o.registry.get(id)!;
+    const refused = now.phase?.reason === 'KeyRefused';
+    if (change === 'same' && now.usable) return url;
+    if (change === 'same' && refused && Date.now() - (this.refusedAt.get(id) ?? 0) < REFUSED_RETRY_MS)
+      throw new AccountProblem(now.phase!, REFUSED_RETRY_MS);
+    if (change === 'rotated')
+      this.o.log.info({ account: id }, 'account key or URL changed: the next request uses it');
+    await this.probe(id, where);
+    return url;
+  }
+
+  private readonly refusedAt = new Map<string, number>();
+
+  /** The cheapest read of the API (a list of one): does it take the key? */
+  private async probe(id: string, where: string): Promise<void> {
+    const client = this.o.registry.get(id)!.client;
+    try {
+      await withPriority('high', async () => {
+        for await (const _ of client.ipPolicies.list({ limit: 1 })) break;
+      });
+      this.refusedAt.delete(id);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.status === 401 || err.status === 403) {
+        this.refusedAt.set(id, Date.now());
+        // the API's message may quote part of the key: only the status is said
+        throw stalled(
+          'KeyRefused',
+          `the API refused the key in ${where} (HTTP ${err.status})`,
+          REFUSED_RETRY_MS,
+        );
+      }
+      if (isRetryable(err))
+        throw new AccountProblem(
+          { state: 'progressing', reason: 'ApiUnavailable', message: `checking the key: ${err.message}` },
+          err.retryAfterMs ?? ACCOUNT_RESYNC_MS,
+        );
+      throw stalled('ApiRejected', `checking the key: HTTP ${err.status}`);
+    }
+  }
+
+  /** Deleted: held while objects still hold resources in it; then the client goes. */
+  private async finalize(
+    id: string,
+    kind: AccountKind,
+    obj: KubeObject,
+    users: { names: string[]; holding: number },
+  ): Promise<number | undefined> {
+    if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
+    if (users.holding > 0) {
+      // the key it has serves their deletes, even once its Secret is gone
+      const entry = this.o.registry.get(id);
+      if (!entry) await this.connect(id, kind, obj).catch(() => undefined);
+      const phase: Phase = {
+        state: 'progressing',
+        reason: 'InUse',
+        message: `deleted, but ${users.holding} object(s) still hold remote resources in it (${users.names.slice(0, 3).join(', ')}${users.names.length > 3 ? ', ...' : ''}): it goes once they are gone`,
+      };
+      await this.writeStatus(kind, obj, phase, this.o.registry.get(id)?.url, users.names);
+      return ACCOUNT_RESYNC_MS;
+    }
+    await this.patchMeta(kind, obj, { finalizers: obj.metadata.finalizers.filter((f) => f !== FINALIZER) });
+    await this.o.registry.remove(id);
+    return undefined;
+  }
+
+  private async patchMeta(kind: AccountKind, obj: KubeObject, meta: { finalizers: string[] }): Promise<void> {
+    const updated = await this.o.kube.patch(
+      accountResource(kind),
+      obj.metadata.namespace,
+      obj.metadata.name,
+      {
+        metadata: { resourceVersion: obj.metadata.resourceVersion, ...meta },
+      },
+    );
+    obj.metadata = updated.metadata;
+  }
+
+  private async writeStatus(
+    kind: AccountKind,
+    obj: KubeObject,
+    phase: Phase,
+    url: string | undefined,
+    users: string[],
+  ): Promise<void> {
+    const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
+    const old = (obj.status ?? {}) as AccountStatus & { conditions?: Condition[] };
+    const next: AccountStatus = {
+      observedGeneration: obj.metadata.generation,
+      conditions: conditionsFor(phase, obj.metadata.generation, old.conditions),
+      ...(url ? { url } : {}),
+      objects: { count: users.length, ...(users.length ? { names: users.slice(0, NAMES_SHOWN) } : {}) },
+      lastMinute: this.o.registry.lastMinute(id),
+    };
+    const patch = mergePatch(old as Record<string, unknown>, next as Record<string, unknown>);
+    if (Object.keys(patch).length === 0) return;
+    if (phase.reason !== old.conditions?.find((c) => c.type === 'Ready')?.reason)
+      this.o.log.info(
+        { account: id, state: phase.state, reason: phase.reason, message: phase.message },
+        'account',
+      );
+    const updated = await this.o.kube.patch(
+      accountResource(kind),
+      obj.metadata.namespace,
+      obj.metadata.name,
+      { status: patch },
+      'merge',
+      'status',
+    );
+    obj.status = updated.status;
+  }
+
+  async stop(drainMs: number): Promise<void> {
+    this.stopping = true;
+    await this.queue.shutdown(drainMs);
+    for (const i of this.informers) i.stop();
+  }
+}

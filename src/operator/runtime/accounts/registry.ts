@@ -1,0 +1,194 @@
+// The accounts the operator holds clients for: identity -> client, URL, rate limiter and the
+// bulk observation of each kind. The budget belongs to the account, not to its key: a rotated
+// key gets a new client on the same limiter, used from the next request, and nothing else
+// changes. A client is closed when its account goes.
+import { createHash } from 'node:crypto';
+import type { EdgeClient } from '../../../api/client.ts';
+import { RateLimiter } from '../../../api/rate-limiter.ts';
+import type { CallEvent } from '../../../api/transport.ts';
+import type { Phase } from '../conditions.ts';
+import type { Observer } from '../observer.ts';
+import { describeAccount, INSTALLATION } from './resolve.ts';
+
+export interface ClientFactory {
+  /** A client for the account's URL and key on the account's limiter; `onCall` counts its requests. */
+  client(o: {
+    account: string;
+    url: string;
+    key: string;
+    limiter: RateLimiter;
+    onCall: (e: CallEvent) => void;
+  }): EdgeClient;
+  /** The bulk observation of a kind in an account (its list reads the account's current client). */
+  observer?(account: string, kind: string, client: () => EdgeClient): Observer;
+}
+
+export interface AccountEntry {
+  readonly id: string;
+  url: string;
+  client: EdgeClient;
+  limiter: RateLimiter;
+  /** A digest of the key in use (never the key): a changed Secret is a rotation. */
+  keyDigest: string;
+  /** Whether objects may use it now; otherwise why not (the account's condition). */
+  usable: boolean;
+  /**
+   * The API took this client's key once: deletes may still use it when the account cannot
+   * serve otherwise (its Secret deleted in the same sweep as its objects).
+   */
+  verified: boolean;
+  phase?: Phase;
+  readonly observers: Map<string, Observer>;
+  /** Request and 429 times of the last minute. */
+  readonly recent: { at: number; throttled: boolean }[];
+}
+
+const digest = (url: string, key: string) =>
+  createHash('sha256').update(url).update('\0').update(key).digest('hex');
+const MINUTE = 60_000;
+function noteCall(recent: AccountEntry['recent'], status: number): void {
+  const now = Date.now();
+  recent.push({ at: now, throttled: status === 429 });
+  while (recent.length && recent[0]!.at < now - MINUTE) recent.shift();
+}
+
+export class AccountRegistry {
+  private readonly entries = new Map<string, AccountEntry>();
+  private readonly factory: ClientFactory;
+
+  constructor(factory: ClientFactory) {
+    this.factory = factory;
+  }
+
+  /** Registers a client made elsewhere (the installation's, built from the flags). */
+  adopt(id: string, url: string, client: EdgeClient): AccountEntry {
+    const e: AccountEntry = {
+      id,
+      url,
+      client,
+      limiter: client.transport.limiter,
+      keyDigest: '',
+      usable: true,
+      verified: true,
+      observers: new Map(),
+      recent: [],
+    };
+    this.entries.set(id, e);
+    return e;
+  }
+
+  /**
+   * The account's client for this URL, key and budget: made the first time, replaced when the
+   * key or URL changed (on the same limiter, unless the budget changed). The old client
+   * finishes what it has in flight and is closed.
+   */
+  set(id: string, o: { url: string; key: string; perMinute: number }): 'new' | 'rotated' | 'same' {
+    const d = digest(o.url, o.key);
+    const e = this.entries.get(id);
+    if (e && e.keyDigest === d && e.limiter.perMinute === o.perMinute) return 'same';
+    const limiter =
+      e && e.limiter.perMinute === o.perMinute ? e.limiter : new RateLimiter({ perMinute: o.perMinute });
+    const recent = e?.recent ?? [];
+    const client = this.factory.client({
+      account: id,
+      url: o.url,
+      key: o.key,
+      limiter,
+      onCall: (c) => noteCall(recent, c.status),
+    });
+    if (e) {
+      const old = e.client;
+      e.client = client;
+      e.limiter = limiter;
+      e.url = o.url;
+      e.keyDigest = d;
+      e.verified = false;
+      void old.close().catch(() => {});
+      return 'rotated';
+    }
+    this.entries.set(id, {
+      id,
+      url: o.url,
+      client,
+      limiter,
+      keyDigest: d,
+      usable: false,
+      verified: false,
+      phase: { state: 'progressing', reason: 'Verifying', message: 'checking the key with one API request' },
+      observers: new Map(),
+      recent,
+    });
+    return 'new';
+  }
+
+  /** Counts a request of a client made elsewhere (the installation's). */
+  noteCall(id: string, status: number): void {
+    const e = this.entries.get(id);
+    if (e) noteCall(e.recent, status);
+  }
+
+  get(id: string): AccountEntry | undefined {
+    return this.entries.get(id);
+  }
+
+  all(): AccountEntry[] {
+    return [...this.entries.values()];
+  }
+
+  /** Whether objects may use the account, and why not. */
+  mark(id: string, usable: boolean, phase?: Phase): void {
+    const e = this.entries.get(id);
+    if (!e) return;
+    e.usable = usable;
+    e.phase = phase;
+    if (usable) e.verified = true;
+  }
+
+  /** The kind's bulk observation in the account, made when first asked for. */
+  observer(id: string, kind: string): Observer | undefined {
+    const e = this.entries.get(id);
+    if (!e || !this.factory.observer) return undefined;
+    let o = e.observers.get(kind);
+    if (!o) {
+      o = this.factory.observer(id, kind, () => e.client);
+      e.observers.set(kind, o);
+    }
+    return o;
+  }
+
+  /**
+   * The client for an object of the account, or why it must wait. A delete takes the last key
+   * the API accepted even while the account cannot serve otherwise: "the key is gone" never
+   * strands a remote resource.
+   */
+  use(id: string, forDelete = false): { client: EdgeClient; entry: AccountEntry } | { phase: Phase } {
+    const e = this.entries.get(id);
+    if (e?.usable || (forDelete && e?.verified)) return { client: e.client, entry: e };
+    const why = e?.phase ? `${e.phase.reason}: ${e.phase.message}` : 'not checked yet';
+    return {
+      phase: {
+        state: 'progressing',
+        reason: 'WaitingForAccount',
+        message: `waiting for ${describeAccount(id)} to be Ready (${why})`,
+      },
+    };
+  }
+
+  /** Requests and 429s of the account in the last minute. */
+  lastMinute(id: string, now = Date.now()): { requests: number; throttled: number } {
+    const recent = (this.entries.get(id)?.recent ?? []).filter((r) => r.at >= now - MINUTE);
+    return { requests: recent.length, throttled: recent.filter((r) => r.throttled).length };
+  }
+
+  /** The account went: its client is closed (the installation's is the operator's to close). */
+  async remove(id: string): Promise<void> {
+    const e = this.entries.get(id);
+    if (!e) return;
+    this.entries.delete(id);
+    if (id !== INSTALLATION) await e.client.close().catch(() => {});
+  }
+
+  async closeAll(): Promise<void> {
+    for (const id of [...this.entries.keys()]) await this.remove(id);
+  }
+}

@@ -1,0 +1,162 @@
+// Which account an object uses, decided from the caches alone (no API request): its
+// accountRef, else its namespace's EdgeAccount named default, else the installation's own.
+// Pure functions, tested by tables (test/unit/accounts.test.ts).
+import type { AccountKind, AccountRef, LabelSelector } from '../../kinds/accounts.ts';
+
+/** The installation's own account (the operator's flags and Secret). */
+export const INSTALLATION = 'installation';
+export const DEFAULT_ACCOUNT_NAME = 'default';
+
+/** An account's identity: `installation`, `EdgeAccount/<ns>/<name>` or `ClusterEdgeAccount/<name>`. */
+export const accountId = (kind: AccountKind, namespace: string | undefined, name: string): string =>
+  kind === 'EdgeAccount' ? `EdgeAccount/${namespace}/${name}` : `ClusterEdgeAccount/${name}`;
+
+/** An account's identity as the reverse index of references knows it (`Kind/namespace/name`). */
+export const accountRefKey = (id: string): string | undefined =>
+  id.startsWith('EdgeAccount/')
+    ? id
+    : id.startsWith('ClusterEdgeAccount/')
+      ? id.replace('/', '//')
+      : undefined;
+
+/** The account named for people: "EdgeAccount team/default", "ClusterEdgeAccount shared", "the installation's account". */
+export function describeAccount(id: string): string {
+  if (id === INSTALLATION) return "the installation's account";
+  const [kind, a, b] = id.split('/');
+  return b === undefined ? `${kind} ${a}` : `${kind} ${a}/${b}`;
+}
+
+/** The metrics label of an account: its object's name (bounded by the number of account objects). */
+export const accountLabel = (id: string): string =>
+  id === INSTALLATION ? INSTALLATION : id.split('/').pop()!;
+
+/** What resolution reads: the account objects in the caches and the namespaces' labels. */
+export interface AccountFacts {
+  installationEnabled: boolean;
+  edgeAccountExists(namespace: string, name: string): boolean;
+  clusterAccount(name: string): { namespaces?: string[]; namespaceSelector?: LabelSelector } | undefined;
+  namespaceLabels(namespace: string): Record<string, string> | undefined;
+}
+
+export type Resolution =
+  | { ok: true; id: string }
+  | { ok: false; state: 'stalled' | 'progressing'; reason: string; message: string };
+
+/** Whether a label selector matches these labels (Kubernetes' semantics; an empty selector matches all). */
+export function selects(sel: LabelSelector, labels: Record<string, string>): boolean {
+  for (const [k, v] of Object.entries(sel.matchLabels ?? {})) if (labels[k] !== v) return false;
+  for (const e of sel.matchExpressions ?? []) {
+    const has = Object.hasOwn(labels, e.key);
+    const inValues = has && (e.values ?? []).includes(labels[e.key]!);
+    if (e.operator === 'In' && !inValues) return false;
+    if (e.operator === 'NotIn' && inValues) return false;
+    if (e.operator === 'Exists' && !has) return false;
+    if (e.operator === 'DoesNotExist' && has) return false;
+  }
+  return true;
+}
+
+/** Whether a ClusterEdgeAccount admits a namespace: named, or selected by label; with neither, none. */
+export function admits(
+  account: { namespaces?: string[]; namespaceSelector?: LabelSelector },
+  namespace: string,
+  labels: Record<string, string> | undefined,
+): boolean {
+  if (account.namespaces?.includes(namespace)) return true;
+  return !!account.namespaceSelector && !!labels && selects(account.namespaceSelector, labels);
+}
+
+/** The account an object of `namespace` with this accountRef uses now, or why none. */
+export function resolveAccount(
+  namespace: string,
+  ref: AccountRef | undefined,
+  facts: AccountFacts,
+): Resolution {
+  if (ref?.kind === 'EdgeAccount') {
+    if (!facts.edgeAccountExists(namespace, ref.name))
+      return {
+        ok: false,
+        state: 'progressing',
+        reason: 'WaitingForAccount',
+        message: `spec.accountRef: EdgeAccount ${ref.name} not found in namespace ${namespace}`,
+      };
+    return { ok: true, id: accountId('EdgeAccount', namespace, ref.name) };
+  }
+  if (ref?.kind === 'ClusterEdgeAccount') {
+    const account = facts.clusterAccount(ref.name);
+    if (!account)
+      return {
+        ok: false,
+        state: 'progressing',
+        reason: 'WaitingForAccount',
+        message: `spec.accountRef: ClusterEdgeAccount ${ref.name} not found`,
+      };
+    if (!admits(account, namespace, facts.namespaceLabels(namespace)))
+      return {
+        ok: false,
+        state: 'stalled',
+        reason: 'AccountNotAllowed',
+        message: `spec.accountRef: ClusterEdgeAccount ${ref.name} does not admit namespace ${namespace} (its spec.namespaces and spec.namespaceSelector name the namespaces that may use it)`,
+      };
+    return { ok: true, id: accountId('ClusterEdgeAccount', undefined, ref.name) };
+  }
+  if (facts.edgeAccountExists(namespace, DEFAULT_ACCOUNT_NAME))
+    return { ok: true, id: accountId('EdgeAccount', namespace, DEFAULT_ACCOUNT_NAME) };
+  if (facts.installationEnabled) return { ok: true, id: INSTALLATION };
+  return {
+    ok: false,
+    state: 'stalled',
+    reason: 'NoAccount',
+    message: `no account: set spec.accountRef, or create an EdgeAccount named ${DEFAULT_ACCOUNT_NAME} in namespace ${namespace} (the installation's own account is turned off)`,
+  };
+}
+
+/** What an object records: the account holding its remote resource, once it has one. */
+interface Recorded {
+  id?: string;
+  account?: string;
+}
+
+/**
+ * The account an object works with: the one holding its remote resource when it has one
+ * (objects made before accounts existed: the installation's), else the one it resolves to.
+ * A remote resource is never looked for in another account: there its id answers 404, which
+ * must not read as "deleted".
+ */
+export function effectiveAccount(recorded: Recorded, resolved: Resolution): Resolution {
+  if (!recorded.id) return resolved;
+  const held = recorded.account ?? INSTALLATION;
+  if (!resolved.ok || resolved.id === held) return resolved.ok ? resolved : resolved;
+  return {
+    ok: false,
+    state: 'stalled',
+    reason: 'AccountChanged',
+    message: `${recorded.id} is in ${describeAccount(held)}, but the object now resolves to ${describeAccount(resolved.id)}: a resource does not move between accounts (remove what changed the resolution, or delete and re-create the object)`,
+  };
+}
+
+/** The account that holds an object's remote resource, for a delete (no resolution needed). */
+export const holdingAccount = (recorded: Recorded): string | undefined =>
+  recorded.id ? (recorded.account ?? INSTALLATION) : undefined;
+
+/** A URL as compared with the allow-list: its origin and path, without a trailing slash. */
+export function normalizeUrl(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    if (!/^https?:$/.test(u.protocol) || u.username || u.password || u.search || u.hash) return undefined;
+    return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether an account may send its requests (and its key) to this URL: the installation's own,
+ * or one the installation allows (--account-api-urls). A tenant never picks an address of its
+ * own choosing.
+ */
+export function urlAllowed(url: string, installationUrl: string | undefined, allowed: string[]): boolean {
+  const u = normalizeUrl(url);
+  if (!u) return false;
+  return [installationUrl, ...allowed].some((a) => a !== undefined && normalizeUrl(a) === u);
+}

@@ -1,0 +1,326 @@
+// Which account an object uses, and which URLs an account may use: the pure decisions, by table.
+import { describe, expect, it } from 'vitest';
+import type { EdgeClient } from '../../src/api/client.ts';
+import type { AccountRef } from '../../src/operator/kinds/accounts.ts';
+import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
+import {
+  type AccountFacts,
+  accountLabel,
+  accountRefKey,
+  admits,
+  describeAccount,
+  effectiveAccount,
+  INSTALLATION,
+  resolveAccount,
+  urlAllowed,
+} from '../../src/operator/runtime/accounts/resolve.ts';
+import { accountRefOf } from '../../src/operator/runtime/references.ts';
+
+const facts = (o: {
+  installation?: boolean;
+  edge?: string[];
+  cluster?: Record<string, { namespaces?: string[]; namespaceSelector?: Record<string, unknown> }>;
+  labels?: Record<string, Record<string, string>>;
+}): AccountFacts => ({
+  installationEnabled: o.installation ?? true,
+  edgeAccountExists: (ns, name) => (o.edge ?? []).includes(`${ns}/${name}`),
+  clusterAccount: (name) => o.cluster?.[name] as never,
+  namespaceLabels: (ns) => o.labels?.[ns] ?? {},
+});
+
+describe('resolveAccount: accountRef, else the namespace default, else the installation', () => {
+  const shared = {
+    byName: { namespaces: ['team-a'] },
+    byLabel: { namespaceSelector: { matchLabels: { tier: 'prod' } } },
+    byExpr: {
+      namespaceSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values: ['prod', 'stage'] }] },
+    },
+    none: {},
+  };
+  const labels = { 'team-a': {}, 'team-b': { tier: 'prod' }, 'team-c': { tier: 'dev' } };
+  const table: [string, string, AccountRef | undefined, Parameters<typeof facts>[0], string][] = [
+    ['no ref, no default: the installation', 'team-a', undefined, {}, INSTALLATION],
+    [
+      'no ref, a default EdgeAccount',
+      'team-a',
+      undefined,
+      { edge: ['team-a/default'] },
+      'EdgeAccount/team-a/default',
+    ],
+    [
+      "another namespace's default does not count",
+      'team-b',
+      undefined,
+      { edge: ['team-a/default'] },
+      INSTALLATION,
+    ],
+    ['no ref, installation off', 'team-a', undefined, { installation: false }, 'stalled NoAccount'],
+    [
+      'no ref, installation off, a default',
+      'team-a',
+      undefined,
+      { installation: false, edge: ['team-a/default'] },
+      'EdgeAccount/team-a/default',
+    ],
+    [
+      'EdgeAccount ref',
+      'team-a',
+      { kind: 'EdgeAccount', name: 'prod' },
+      { edge: ['team-a/prod'] },
+      'EdgeAccount/team-a/prod',
+    ],
+    [
+      'EdgeAccount ref over a default',
+      'team-a',
+      { kind: 'EdgeAccount', name: 'prod' },
+      { edge: ['team-a/prod', 'team-a/default'] },
+      'EdgeAccount/team-a/prod',
+    ],
+    [
+      'EdgeAccount ref: only its own namespace',
+      'team-b',
+      { kind: 'EdgeAccount', name: 'prod' },
+      { edge: ['team-a/prod'] },
+      'progressing WaitingForAccount',
+    ],
+    [
+      'EdgeAccount ref not there (yet)',
+      'team-a',
+      { kind: 'EdgeAccount', name: 'x' },
+      {},
+      'progressing WaitingForAccount',
+    ],
+    [
+      'ClusterEdgeAccount by name',
+      'team-a',
+      { kind: 'ClusterEdgeAccount', name: 'byName' },
+      { cluster: shared, labels },
+      'ClusterEdgeAccount/byName',
+    ],
+    [
+      'ClusterEdgeAccount not naming it',
+      'team-b',
+      { kind: 'ClusterEdgeAccount', name: 'byName' },
+      { cluster: shared, labels },
+      'stalled AccountNotAllowed',
+    ],
+    [
+      'ClusterEdgeAccount by label',
+      'team-b',
+      { kind: 'ClusterEdgeAccount', name: 'byLabel' },
+      { cluster: shared, labels },
+      'ClusterEdgeAccount/byLabel',
+    ],
+    [
+      'ClusterEdgeAccount label not matching',
+      'team-c',
+      { kind: 'ClusterEdgeAccount', name: 'byLabel' },
+      { cluster: shared, labels },
+      'stalled AccountNotAllowed',
+    ],
+    [
+      'ClusterEdgeAccount by expression',
+      'team-b',
+      { kind: 'ClusterEdgeAccount', name: 'byExpr' },
+      { cluster: shared, labels },
+      'ClusterEdgeAccount/byExpr',
+    ],
+    [
+      'ClusterEdgeAccount naming none admits none',
+      'team-a',
+      { kind: 'ClusterEdgeAccount', name: 'none' },
+      { cluster: shared, labels },
+      'stalled AccountNotAllowed',
+    ],
+    [
+      'ClusterEdgeAccount not there (yet)',
+      'team-a',
+      { kind: 'ClusterEdgeAccount', name: 'x' },
+      { cluster: shared },
+      'progressing WaitingForAccount',
+    ],
+    [
+      'a ref is honoured with the installation off',
+      'team-a',
+      { kind: 'ClusterEdgeAccount', name: 'byName' },
+      { installation: false, cluster: shared },
+      'ClusterEdgeAccount/byName',
+    ],
+  ];
+  it.each(table)('%s', (_, ns, ref, f, want) => {
+    const r = resolveAccount(ns, ref, facts(f));
+    expect(r.ok ? r.id : `${r.state} ${r.reason}`).toBe(want);
+  });
+
+  it('says what to do, naming the namespace', () => {
+    const r = resolveAccount('team-a', undefined, facts({ installation: false }));
+    expect(!r.ok && r.message).toMatch(/spec.accountRef.*EdgeAccount named default in namespace team-a/);
+    const n = resolveAccount(
+      'team-b',
+      { kind: 'ClusterEdgeAccount', name: 'byName' },
+      facts({ cluster: shared }),
+    );
+    expect(!n.ok && n.message).toMatch(/ClusterEdgeAccount byName does not admit namespace team-b/);
+  });
+});
+
+describe('admits: names and/or a selector; with neither, none', () => {
+  const expr = (key: string, operator: string, values?: string[]) => ({
+    namespaceSelector: { matchExpressions: [{ key, operator, values }] },
+  });
+  const table: [string, unknown, string, Record<string, string>, boolean][] = [
+    ['named', { namespaces: ['a'] }, 'a', {}, true],
+    ['not named', { namespaces: ['a'] }, 'b', {}, false],
+    ['an empty selector matches every namespace', { namespaceSelector: {} }, 'b', {}, true],
+    ['neither names nor selector', {}, 'a', { any: 'x' }, false],
+    ['Exists', expr('k', 'Exists'), 'a', { k: '' }, true],
+    ['DoesNotExist', expr('k', 'DoesNotExist'), 'a', { k: 'v' }, false],
+    ['NotIn', expr('k', 'NotIn', ['v']), 'a', { k: 'w' }, true],
+    ['NotIn without the label', expr('k', 'NotIn', ['v']), 'a', {}, true],
+    ['In without the label', expr('k', 'In', ['v']), 'a', {}, false],
+    [
+      'labels and expressions both must hold',
+      {
+        namespaceSelector: { matchLabels: { a: '1' }, matchExpressions: [{ key: 'b', operator: 'Exists' }] },
+      },
+      'a',
+      { a: '1' },
+      false,
+    ],
+    [
+      'named or selected',
+      { namespaces: ['x'], namespaceSelector: { matchLabels: { t: 'p' } } },
+      'a',
+      { t: 'p' },
+      true,
+    ],
+  ];
+  it.each(table)('%s', (_, account, ns, labels, want) => {
+    expect(admits(account as Parameters<typeof admits>[0], ns, labels)).toBe(want);
+  });
+});
+
+describe('effectiveAccount: a remote resource stays in the account holding it', () => {
+  const table: [string, { id?: string; account?: string }, string, string][] = [
+    ['no resource yet: the resolution', {}, 'EdgeAccount/ns/a', 'EdgeAccount/ns/a'],
+    [
+      'held where it resolves',
+      { id: 'ipp_1', account: 'EdgeAccount/ns/a' },
+      'EdgeAccount/ns/a',
+      'EdgeAccount/ns/a',
+    ],
+    ['made before accounts: the installation', { id: 'ipp_1' }, INSTALLATION, INSTALLATION],
+    [
+      'made before accounts, now a default appears',
+      { id: 'ipp_1' },
+      'EdgeAccount/ns/default',
+      'stalled AccountChanged',
+    ],
+    [
+      'held elsewhere',
+      { id: 'ipp_1', account: INSTALLATION },
+      'ClusterEdgeAccount/s',
+      'stalled AccountChanged',
+    ],
+  ];
+  it.each(table)('%s', (_, recorded, resolved, want) => {
+    const r = effectiveAccount(recorded, { ok: true, id: resolved });
+    expect(r.ok ? r.id : `${r.state} ${r.reason}`).toBe(want);
+  });
+  it('names both accounts', () => {
+    const r = effectiveAccount({ id: 'ipp_1' }, { ok: true, id: 'EdgeAccount/ns/default' });
+    expect(!r.ok && r.message).toMatch(/ipp_1 is in the installation's account.*EdgeAccount ns\/default/);
+  });
+});
+
+describe('urlAllowed: the installation URL and the allow-list, nothing else', () => {
+  const table: [string, string[], boolean][] = [
+    ['https://api.example.com', [], true],
+    ['https://api.example.com/', [], true],
+    ['https://other.example.com', [], false],
+    ['https://other.example.com', ['https://other.example.com/'], true],
+    ['https://other.example.com/v2', ['https://other.example.com'], false],
+    ['http://api.example.com', [], false],
+    ['https://user:pw@api.example.com', [], false],
+    ['https://api.example.com?x=1', [], false],
+    ['not a url', [], false],
+    ['file:///etc/passwd', ['file:///etc/passwd'], false],
+  ];
+  it.each(table)('%s with %j', (url, allowed, want) => {
+    expect(urlAllowed(url, 'https://api.example.com', allowed)).toBe(want);
+  });
+});
+
+describe('names of accounts', () => {
+  it('for people, for the reverse index and for metrics', () => {
+    expect(describeAccount('EdgeAccount/team/default')).toBe('EdgeAccount team/default');
+    expect(describeAccount('ClusterEdgeAccount/shared')).toBe('ClusterEdgeAccount shared');
+    expect(accountRefKey('ClusterEdgeAccount/shared')).toBe('ClusterEdgeAccount//shared');
+    expect(accountRefKey(INSTALLATION)).toBeUndefined();
+    expect(accountLabel('EdgeAccount/team/default')).toBe('default');
+    const o = (spec: Record<string, unknown>) => ({ metadata: { name: 'x', namespace: 'team' }, spec });
+    expect(accountRefOf(o({}))).toBe('EdgeAccount/team/default');
+    expect(accountRefOf(o({ accountRef: { kind: 'ClusterEdgeAccount', name: 's' } }))).toBe(
+      accountRefKey('ClusterEdgeAccount/s'),
+    );
+  });
+});
+
+describe('AccountRegistry: a client per account, the budget the account’s', () => {
+  const made: { url: string; key: string; closed: boolean }[] = [];
+  const registry = () =>
+    new AccountRegistry({
+      client: (a) => {
+        const c = { url: a.url, key: a.key, closed: false };
+        made.push(c);
+        return {
+          transport: { limiter: a.limiter },
+          close: async () => {
+            c.closed = true;
+          },
+          // what the registry hands out; requests are counted through onCall
+          call: (status: number) =>
+            a.onCall({ operation: 'x', method: 'GET', status, durationMs: 1, attempt: 1 }),
+        } as unknown as EdgeClient;
+      },
+    });
+
+  it('waits until checked; a delete takes the last key the API accepted; a new key closes the old client', async () => {
+    const r = registry();
+    expect(r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k1', perMinute: 120 })).toBe('new');
+    expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
+    expect(r.use('EdgeAccount/t/a', true)).toMatchObject({
+      phase: { reason: 'WaitingForAccount', message: expect.stringContaining('EdgeAccount t/a') },
+    });
+    r.mark('EdgeAccount/t/a', true);
+    const first = r.get('EdgeAccount/t/a')!;
+    // its Secret went: no new work, but deletes still go
+    r.mark('EdgeAccount/t/a', false, { state: 'stalled', reason: 'KeySecretNotFound', message: 'gone' });
+    expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
+    expect('client' in r.use('EdgeAccount/t/a', true)).toBe(true);
+    const limiter = first.limiter;
+    expect(r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k2', perMinute: 120 })).toBe('rotated');
+    await new Promise((res) => setImmediate(res));
+    expect(made.at(-2)!.closed).toBe(true);
+    expect(r.get('EdgeAccount/t/a')!.limiter).toBe(limiter);
+    // a key not proved yet serves no delete either
+    expect('phase' in r.use('EdgeAccount/t/a', true)).toBe(true);
+    await r.remove('EdgeAccount/t/a');
+    expect(made.at(-1)!.closed).toBe(true);
+    expect(r.get('EdgeAccount/t/a')).toBeUndefined();
+  });
+
+  it('counts the last minute’s requests and 429s of each account apart', () => {
+    const r = registry();
+    r.set('ClusterEdgeAccount/s', { url: 'https://api', key: 'k', perMinute: 120 });
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 120 });
+    const call = (id: string, status: number) =>
+      (r.get(id)!.client as unknown as { call(s: number): void }).call(status);
+    call('ClusterEdgeAccount/s', 200);
+    call('ClusterEdgeAccount/s', 429);
+    call('EdgeAccount/t/a', 200);
+    expect(r.lastMinute('ClusterEdgeAccount/s')).toEqual({ requests: 2, throttled: 1 });
+    expect(r.lastMinute('EdgeAccount/t/a')).toEqual({ requests: 1, throttled: 0 });
+    expect(r.lastMinute('ClusterEdgeAccount/s', Date.now() + 61_000)).toEqual({ requests: 0, throttled: 0 });
+  });
+});
