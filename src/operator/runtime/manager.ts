@@ -3,6 +3,7 @@
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
+import { ACCOUNTS } from '../kinds/accounts.ts';
 import { AccountController } from './accounts/controller.ts';
 import type { AccountRegistry } from './accounts/registry.ts';
 import {
@@ -301,7 +302,8 @@ export class Manager {
     // every replica says it, and none is ready, until the CRDs are there
     await waitForCrds({
       kube: this.opts.kube,
-      plurals: this.opts.bindings.map((b) => b.plural),
+      // the account kinds too: their informers start with the rest
+      plurals: [...this.opts.bindings.map((b) => b.plural), ...ACCOUNTS.map((a) => a.plural)],
       namespace: this.opts.namespaces[0],
       log: this.opts.log,
       sleep: (ms) => this.timers.sleep(ms),
