@@ -36,10 +36,11 @@ async function notListable(
   kube: Pick<Kube, 'list'>,
   plurals: string[],
   namespace: string | undefined,
+  clusterScoped: readonly string[],
 ): Promise<string[]> {
   const waiting = await Promise.all(
     plurals.map((p) =>
-      kube.list(managedResource(p), namespace, { limit: 1 }).then(
+      kube.list(managedResource(p), clusterScoped.includes(p) ? undefined : namespace, { limit: 1 }).then(
         () => false,
         (err) => err instanceof KubeError && (err.status === 429 || err.status === 404),
       ),
@@ -63,6 +64,8 @@ export async function waitForCrds(o: {
   plurals: string[];
   /** Where the kinds are listed once served (a watched namespace; undefined: all). */
   namespace?: string;
+  /** Kinds of no namespace, listed as such. */
+  clusterScoped?: readonly string[];
   log: Logger;
   sleep: (ms: number) => Promise<void>;
   stopped: () => boolean;
@@ -88,7 +91,7 @@ export async function waitForCrds(o: {
     }
     if (!missing.length) {
       // just established: the watches start once each kind's storage answers (no failed watch)
-      const starting = said ? await notListable(o.kube, o.plurals, o.namespace) : [];
+      const starting = said ? await notListable(o.kube, o.plurals, o.namespace, o.clusterScoped ?? []) : [];
       if (starting.length) {
         o.onMissing(`CRDs installed; waiting for the API server to serve ${starting.join(', ')}`);
         await o.sleep(STORAGE_RECHECK_MS);

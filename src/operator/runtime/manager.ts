@@ -305,6 +305,7 @@ export class Manager {
       // the account kinds too: their informers start with the rest
       plurals: [...this.opts.bindings.map((b) => b.plural), ...ACCOUNTS.map((a) => a.plural)],
       namespace: this.opts.namespaces[0],
+      clusterScoped: ACCOUNTS.filter((a) => a.scope === 'Cluster').map((a) => a.plural),
       log: this.opts.log,
       sleep: (ms) => this.timers.sleep(ms),
       stopped: () => this.stopping,
