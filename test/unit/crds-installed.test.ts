@@ -5,6 +5,7 @@
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
+import { ACCOUNTS } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { missingMessage } from '../../src/operator/runtime/crds-installed.ts';
 import { type Kube, KubeError } from '../../src/operator/runtime/kube.ts';
@@ -78,7 +79,8 @@ describe('started before its CRDs', () => {
       return { status: r.status, body: await r.text() };
     };
     await new Promise((r) => setTimeout(r, 100));
-    const all = BINDINGS.map((b) => b.plural);
+    // the managed kinds and the account kinds
+    const all = [...BINDINGS, ...ACCOUNTS].map((b) => b.plural);
     expect(await readyz()).toEqual({ status: 503, body: `not ready: ${missingMessage(all)}` });
     expect(lines.filter((l) => l.msg.startsWith('CRDs not installed'))).toHaveLength(1);
     expect(lists).toEqual([]);

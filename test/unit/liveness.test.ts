@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
+import { ACCOUNTS } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
 import { Manager } from '../../src/operator/runtime/manager.ts';
@@ -38,7 +39,7 @@ const healthyKube = {
   patch: async () => ({}),
   create: async () => ({}),
   // API discovery: every kind's CRD is installed
-  request: async () => ({ resources: BINDINGS.map((b) => ({ name: b.plural })) }),
+  request: async () => ({ resources: [...BINDINGS, ...ACCOUNTS].map((b) => ({ name: b.plural })) }),
 };
 /** An API server that went away: a real client against a port where nothing listens. */
 function deadKube(): Kube {
