@@ -2,7 +2,17 @@
 // the platform team shares with the namespaces it names). They are not remote resources: the
 // account reconciler (runtime/accounts/) checks their key and holds their clients.
 import { z } from 'zod';
-import { Conditions, cel, doc, GROUP, immutable, noRepeats, structural, VERSION } from './crd-schema.ts';
+import {
+  Conditions,
+  cel,
+  crdEnvelope,
+  doc,
+  GROUP,
+  immutable,
+  noRepeats,
+  structural,
+  VERSION,
+} from './crd-schema.ts';
 
 export const ACCOUNT_KINDS = ['EdgeAccount', 'ClusterEdgeAccount'] as const;
 export type AccountKind = (typeof ACCOUNT_KINDS)[number];
@@ -151,55 +161,25 @@ export function accountCrd(a: AccountKindInfo): Json {
   const status = structural(z.toJSONSchema(AccountStatus, { target: 'openapi-3.0', io: 'output' })) as Json;
   spec.description = 'the account: its key, URL and budget';
   status.description = 'observed state, written by the operator';
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${a.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'edge-operator' } },
-    spec: {
-      group: GROUP,
-      scope: a.scope,
-      names: {
-        kind: a.kind,
-        listKind: `${a.kind}List`,
-        plural: a.plural,
-        singular: a.kind.toLowerCase(),
-        shortNames: a.shortNames,
-        categories: ['edge'],
+  return crdEnvelope({
+    kind: a.kind,
+    plural: a.plural,
+    shortNames: a.shortNames,
+    scope: a.scope,
+    description: a.description,
+    spec,
+    status,
+    columns: [
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      { name: 'URL', type: 'string', jsonPath: '.status.url' },
+      { name: 'Objects', type: 'integer', jsonPath: '.status.objects.count' },
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+        priority: 1,
       },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            { name: 'URL', type: 'string', jsonPath: '.status.url' },
-            { name: 'Objects', type: 'integer', jsonPath: '.status.objects.count' },
-            {
-              name: 'Reason',
-              type: 'string',
-              jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-              priority: 1,
-            },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              description: a.description,
-              type: 'object',
-              required: ['spec'],
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec,
-                status,
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
 }

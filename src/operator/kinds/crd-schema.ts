@@ -13,6 +13,8 @@ export {
   VERSION,
 } from '../runtime/constants.ts';
 
+import { GROUP as G, VERSION as V } from '../runtime/constants.ts';
+
 /** The remote metadata field also carries the owner marker, so users get this much of it. */
 export const USER_METADATA_MAX_BYTES = 3072;
 
@@ -190,3 +192,56 @@ export const commonStatus = {
 };
 
 export type CommonSpec = { description?: string; metadata?: string; deletionPolicy?: 'Delete' | 'Retain' };
+
+/** The CRD around a kind's names, printer columns and schemas: the same for every kind of the group. */
+export function crdEnvelope(k: {
+  kind: string;
+  plural: string;
+  shortNames: string[];
+  scope: 'Namespaced' | 'Cluster';
+  description: string;
+  columns: object[];
+  spec: Json;
+  status: Json;
+}): Json {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${k.plural}.${G}`, labels: { 'app.kubernetes.io/part-of': 'edge-operator' } },
+    spec: {
+      group: G,
+      scope: k.scope,
+      names: {
+        kind: k.kind,
+        listKind: `${k.kind}List`,
+        plural: k.plural,
+        singular: k.kind.toLowerCase(),
+        shortNames: k.shortNames,
+        categories: ['edge'],
+      },
+      versions: [
+        {
+          name: V,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: k.columns,
+          schema: {
+            openAPIV3Schema: {
+              description: k.description,
+              type: 'object',
+              required: ['spec'],
+              properties: {
+                apiVersion: { type: 'string' },
+                kind: { type: 'string' },
+                metadata: { type: 'object' },
+                spec: k.spec,
+                status: k.status,
+              },
+            },
+          },
+        },
+      ],
+    },
+  };
+}

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { AnyBinding } from '../runtime/binding.ts';
 import { ACCOUNT_REF_RULE, AccountRef } from './accounts.ts';
-import { cel, commonSpec, commonStatus, GROUP, structural, VERSION } from './crd-schema.ts';
+import { cel, commonSpec, commonStatus, crdEnvelope, structural } from './crd-schema.ts';
 
 type Json = Record<string, unknown>;
 
@@ -18,77 +18,46 @@ export const specSchema = (b: AnyBinding) =>
 export const statusSchema = (b: AnyBinding) => z.object({ ...commonStatus, ...(b.status?.shape ?? {}) });
 
 export function crdFor(b: AnyBinding): Json {
-  const lower = b.kind.toLowerCase();
   const spec = structural(z.toJSONSchema(specSchema(b), { target: 'openapi-3.0', io: 'input' })) as Json;
   const status = structural(z.toJSONSchema(statusSchema(b), { target: 'openapi-3.0', io: 'output' })) as Json;
   (spec as Json).description = 'desired state of the remote resource';
   (status as Json).description = 'observed state, written by the operator';
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: `${b.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'edge-operator' } },
-    spec: {
-      group: GROUP,
-      scope: 'Namespaced',
-      names: {
-        kind: b.kind,
-        listKind: `${b.kind}List`,
-        plural: b.plural,
-        singular: lower,
-        shortNames: b.shortNames,
-        categories: ['edge'],
+  return crdEnvelope({
+    kind: b.kind,
+    plural: b.plural,
+    shortNames: b.shortNames,
+    scope: 'Namespaced',
+    description: b.description,
+    spec,
+    status,
+    columns: [
+      { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'remote resource id' },
+      ...(b.columns ?? []),
+      ...(b.tunnels
+        ? [
+            {
+              name: 'Tunnels',
+              type: 'integer',
+              jsonPath: '.status.tunnelsOnline.count',
+              description: 'online tunnels serving it now',
+            },
+          ]
+        : []),
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
+        priority: 1,
       },
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'remote resource id' },
-            ...(b.columns ?? []),
-            ...(b.tunnels
-              ? [
-                  {
-                    name: 'Tunnels',
-                    type: 'integer',
-                    jsonPath: '.status.tunnelsOnline.count',
-                    description: 'online tunnels serving it now',
-                  },
-                ]
-              : []),
-            { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
-            {
-              name: 'Reason',
-              type: 'string',
-              jsonPath: '.status.conditions[?(@.type=="Ready")].reason',
-              priority: 1,
-            },
-            {
-              name: 'Account',
-              type: 'string',
-              jsonPath: '.status.account',
-              priority: 1,
-              description: 'the API account holding the remote resource',
-            },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-          schema: {
-            openAPIV3Schema: {
-              description: b.description,
-              type: 'object',
-              required: ['spec'],
-              properties: {
-                apiVersion: { type: 'string' },
-                kind: { type: 'string' },
-                metadata: { type: 'object' },
-                spec,
-                status,
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
+      {
+        name: 'Account',
+        type: 'string',
+        jsonPath: '.status.account',
+        priority: 1,
+        description: 'the API account holding the remote resource',
+      },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    ],
+  });
 }
