@@ -1,8 +1,8 @@
-// Every flag the README documents for an `edgectl` command is one that command takes, asked
+// Every flag the README and docs/ document for an `edgectl` command is one that command takes, asked
 // of the real CLI (a process per command, its --help), so a documented flag cannot go
 // missing again; and the emulator's --rate-limit, started as a process, answers 429 past it.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -86,9 +86,14 @@ function documented(readme: string): Map<string, Set<string>> {
 }
 
 describe('edgectl: every documented flag exists', () => {
-  const docs = documented(readFileSync(join(REPO_ROOT, 'README.md'), 'utf8'));
+  // the README and every page of docs/, each read apart (a code fence never spans two)
+  const pages = ['README.md', ...readdirSync(join(REPO_ROOT, 'docs')).map((f) => `docs/${f}`)];
+  const docs = new Map<string, Set<string>>();
+  for (const page of pages)
+    for (const [c, flags] of documented(readFileSync(join(REPO_ROOT, page), 'utf8')))
+      docs.set(c, new Set([...(docs.get(c) ?? []), ...flags]));
 
-  it('the README documents flags for the operator, the emulator, sessions, drain and export', () => {
+  it('the README and docs/ document flags for the operator, the emulator, sessions, drain and export', () => {
     for (const c of ['operator', 'emulator', 'sessions', 'drain', 'export'])
       expect(docs.get(c)?.size ?? 0, c).toBeGreaterThan(0);
     expect(docs.get('emulator')).toContain('--rate-limit');

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { CHART_KINDS, renderChartKinds } from '../../src/operator/kinds/chart-kinds.ts';
 import { CRD_COPIES, CRD_DIR, renderCrds } from '../../src/operator/kinds/generate-crds.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 
@@ -36,6 +37,14 @@ describe('crds/', () => {
       for (const [f, s] of files) expect(readFileSync(join(dir, f), 'utf8'), f).toBe(s);
     },
   );
+
+  it("the chart's kind lists (RBAC, drain hook) are what `npm run crds` generates from the bindings", () => {
+    const tpl = readFileSync(CHART_KINDS, 'utf8');
+    expect(tpl).toBe(renderChartKinds());
+    // every binding's plural is in them, so a new kind is in the operator's RBAC and the drain hook
+    for (const b of BINDINGS)
+      expect(tpl.match(new RegExp(`\\b${b.plural}\\b(?!/)`, 'g'))?.length, b.plural).toBe(2);
+  });
 
   it.each(BINDINGS.map((b) => [b.kind, b]))(
     '%s has the status subresource, printer columns, category edge and a finalizer-safe schema',

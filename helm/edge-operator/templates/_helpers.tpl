@@ -31,16 +31,16 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- if .Values.api.existingSecret }}{{ .Values.api.existingSecret }}{{ else }}{{ include "edge-operator.fullname" . }}-api{{ end }}
 {{- end }}
 
-{{/* The operator's permissions on its own kinds: the same rules for a ClusterRole or a Role. */}}
+{{/* The operator's permissions on its own kinds: the same rules for a ClusterRole or a Role. The kinds are _kinds.tpl's, generated from the bindings. */}}
 {{- define "edge-operator.kindRules" -}}
 - apiGroups: [edge.tunnel.dev]
-  resources: [ippolicies, ippolicyrules, iprestrictions, tunnelgroupbackends, weightedbackends, sshcredentials, httpsedges, httpsedgeroutes, tcpedges, tlsedges, edgeaccounts]
+  resources: {{ include "edge-operator.kinds.namespaced" . }}
   verbs: [get, list, watch, patch, update]
 - apiGroups: [edge.tunnel.dev]
-  resources: [ippolicies/status, ippolicyrules/status, iprestrictions/status, tunnelgroupbackends/status, weightedbackends/status, sshcredentials/status, httpsedges/status, httpsedgeroutes/status, tcpedges/status, tlsedges/status, edgeaccounts/status]
+  resources: {{ include "edge-operator.kinds.namespaced.status" . }}
   verbs: [get, patch, update]
 - apiGroups: [edge.tunnel.dev]
-  resources: [ippolicies/finalizers, ippolicyrules/finalizers, iprestrictions/finalizers, tunnelgroupbackends/finalizers, weightedbackends/finalizers, sshcredentials/finalizers, httpsedges/finalizers, httpsedgeroutes/finalizers, tcpedges/finalizers, tlsedges/finalizers, edgeaccounts/finalizers]
+  resources: {{ include "edge-operator.kinds.namespaced.finalizers" . }}
   verbs: [update]
 # Secrets: list and watch carry metadata only (the operator asks for PartialObjectMetadata),
 # get reads a Secret that an object references by secretKeyRef. Kubernetes RBAC cannot narrow

@@ -1,8 +1,10 @@
-// Writes crds/<plural>.edge.tunnel.dev.yaml from the bindings. `--check` fails when crds/ is stale.
+// Writes crds/<plural>.edge.tunnel.dev.yaml (and its copies) and the chart's kind lists from the
+// bindings. `--check` fails when any of them is stale.
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { ACCOUNTS, accountCrd } from './accounts.ts';
+import { CHART_KINDS, renderChartKinds } from './chart-kinds.ts';
 import { crdFor } from './crd.ts';
 import { BINDINGS } from './index.ts';
 
@@ -49,6 +51,8 @@ if (import.meta.main) {
     ]);
     if (!existsSync(kustomizationPath) || readFileSync(kustomizationPath, 'utf8') !== kustomization)
       stale.push(kustomizationPath);
+    if (!existsSync(CHART_KINDS) || readFileSync(CHART_KINDS, 'utf8') !== renderChartKinds())
+      stale.push(CHART_KINDS);
     if (stale.length) {
       console.error(`generated CRDs are stale (${stale.join(', ')}): run npm run crds`);
       process.exit(1);
@@ -61,6 +65,9 @@ if (import.meta.main) {
       for (const [f, text] of files) writeFileSync(join(dir, f), text);
     }
     writeFileSync(kustomizationPath, kustomization);
-    console.log(`wrote ${files.size} CRDs to ${dirs.map((d) => d.slice(ROOT.length + 1)).join(', ')}`);
+    writeFileSync(CHART_KINDS, renderChartKinds());
+    console.log(
+      `wrote ${files.size} CRDs to ${dirs.map((d) => d.slice(ROOT.length + 1)).join(', ')}, and the chart's kind lists`,
+    );
   }
 }
