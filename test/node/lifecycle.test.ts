@@ -1,5 +1,6 @@
 // Two replicas on a node: the leader's pod deleted, the standby takes over; `helm upgrade` to a
-// new image tag rolls the pods. Neither moves any object's Ready condition.
+// new image tag rolls the pods; the leader's process killed outright. None moves any object's
+// Ready condition.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
 import { obj } from '../support/operator.ts';
@@ -12,6 +13,7 @@ import {
   figure,
   helm,
   helmInstall,
+  hostPid,
   leaseHolder,
   type NodeWorld,
   namespace,
@@ -124,6 +126,34 @@ describe.skipIf(!!skipReason)('two replicas on a node', () => {
       );
     const work = await probe('probe-upgrade');
     figure('upgrade: helm upgrade -> new pods Ready', (Date.now() - t0) / 1000 - work);
+    expect(withoutProbes(await readyMarks(w, apps))).toEqual(marks);
+  });
+
+  it('the leader killed (SIGKILL, no release): replaced within the lease duration', async () => {
+    const marks = withoutProbes(await readyMarks(w, apps));
+    const pods = await operatorPods(w, system, 'eo-ha');
+    const holder = (await leaseHolder(w, system)) ?? '';
+    const leader = pods.find((p) => holder.startsWith(`${p.metadata.name}-`));
+    expect(leader, `lease holder ${holder}`).toBeDefined();
+    const t0 = Date.now();
+    process.kill(hostPid(leader!), 'SIGKILL');
+    // a process that dies without releasing leaves the lease to expire (15 s from its last
+    // renewal); whoever takes it then (the standby, or the restarted container) is a new holder
+    const next = await waitFor(
+      'a new holder of the lease',
+      async () => {
+        const h = await leaseHolder(w, system);
+        return h && h !== holder ? h : false;
+      },
+      60_000,
+      100,
+    );
+    const takeover = (Date.now() - t0) / 1000;
+    figure('failover: leader SIGKILLed -> lease taken', takeover);
+    expect(next).toBeTruthy();
+    expect(takeover).toBeLessThan(15 + 1);
+    const firstWork = await probe('probe-sigkill');
+    figure('failover: leader SIGKILLed -> a new object Ready', takeover + firstWork);
     expect(withoutProbes(await readyMarks(w, apps))).toEqual(marks);
   });
 });

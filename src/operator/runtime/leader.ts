@@ -37,7 +37,13 @@ const micro = (d = new Date()) => d.toISOString().replace('Z', '000Z');
 
 export class LeaderElector {
   private readonly opts: Required<LeaderOptions>;
-  private observed?: { holder: string | undefined; renewTime: string | undefined; at: number };
+  /** The holder's last renewal as this replica saw it, timed on this replica's clock. */
+  private observed?: {
+    holder: string | undefined;
+    renewTime: string | undefined;
+    at: number;
+    durationMs: number;
+  };
   private stopped = false;
   /** The Lease's resourceVersion at the last attempt: where the standby's watch starts. */
   private leaseVersion?: string;
@@ -75,8 +81,9 @@ export class LeaderElector {
   }
 
   /**
-   * The next retry period (the holder's renewals are still timed by polling: a crashed leader
-   * is replaced once its lease expired on this clock), or at once when the watch sees a release.
+   * The next retry period, or sooner: at once when the watch sees a release, and just after the
+   * observed lease expires (the watch times every renewal), so that a crashed leader is replaced
+   * within the lease duration of its last renewal rather than at the poll after it.
    */
   private nextAttempt(): Promise<void> {
     if (this.released || this.stopped) return Promise.resolve();
@@ -86,9 +93,23 @@ export class LeaderElector {
         this.wake = undefined;
         resolve();
       };
-      const timer = setTimeout(done, this.opts.retryPeriodMs * (1 + Math.random() * 0.2));
+      const retry = this.opts.retryPeriodMs * (1 + Math.random() * 0.2);
+      const o = this.observed;
+      const untilExpiry = o?.holder ? o.at + o.durationMs - Date.now() + 5 : Number.POSITIVE_INFINITY;
+      const timer = setTimeout(done, Math.max(5, Math.min(retry, untilExpiry)));
       this.wake = done;
     });
+  }
+
+  private observe(s: Lease['spec']): void {
+    if (
+      !this.observed ||
+      this.observed.renewTime !== s.renewTime ||
+      this.observed.holder !== s.holderIdentity
+    ) {
+      const durationMs = (s.leaseDurationSeconds ?? this.opts.leaseDurationMs / 1000) * 1000;
+      this.observed = { holder: s.holderIdentity, renewTime: s.renewTime, at: Date.now(), durationMs };
+    }
   }
 
   /**
@@ -118,7 +139,7 @@ export class LeaderElector {
               if (e.type === 'DELETED' || !o.spec?.holderIdentity) {
                 this.released = true;
                 this.wake?.();
-              }
+              } else this.observe(o.spec);
             },
             {
               signal: ctrl.signal,
@@ -175,15 +196,9 @@ export class LeaderElector {
       }
       this.leaseVersion = lease.metadata.resourceVersion;
       const s = lease.spec;
-      if (
-        !this.observed ||
-        this.observed.renewTime !== s.renewTime ||
-        this.observed.holder !== s.holderIdentity
-      ) {
-        this.observed = { holder: s.holderIdentity, renewTime: s.renewTime, at: Date.now() };
-      }
+      this.observe(s);
       const held = !!s.holderIdentity && s.holderIdentity !== identity;
-      const expired = Date.now() - this.observed.at > (s.leaseDurationSeconds ?? 15) * 1000;
+      const expired = Date.now() - this.observed!.at > this.observed!.durationMs;
       if (held && !expired) return false;
       const spec =
         s.holderIdentity === identity
