@@ -4,8 +4,8 @@
 // token files, exec credential plugins, the auth providers it supports, impersonation,
 // proxy-url, tls-server-name, insecure-skip-tls-verify. What the project still does itself:
 // the requests (kube.ts, on undici: merge patches, the status subresource, metadata-only lists
-// and watches), so this module turns the KubeConfig into headers and an undici dispatcher, per
-// request: a rotated token or a refreshed exec credential is used as soon as it is there.
+// and watches), so this module turns the KubeConfig into headers and an undici dispatcher, asked
+// again every second: a rotated token or a refreshed exec credential is used within a second.
 // KubeConfig comes from its own module: the package's index also loads the generated API
 // clients, which the operator never uses (megabytes of memory).
 import { createHash } from 'node:crypto';
@@ -79,29 +79,47 @@ export function loadKubeConfig(path?: string): KubeTarget {
     throw new KubeConfigError(`kubeconfig: the cluster of context ${context} has no server`);
   const user = kc.getCurrentUser();
   const dispatchers = new Map<string, Dispatcher>();
+  const ask = async () => {
+    const opts: RequestOptions = { headers: {} };
+    try {
+      await kc.applyToHTTPSOptions(opts);
+    } catch (err) {
+      // an exec plugin's output and arguments may hold credentials: say only which failed
+      throw new KubeConfigError(
+        user?.exec
+          ? `kubeconfig user ${user.name}: exec credential plugin ${user.exec.command} failed; run it by hand to see why`
+          : `kubeconfig user ${user?.name}: no credentials: ${firstLine(err)}`,
+      );
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {}))
+      if (v !== undefined) headers[k.toLowerCase()] = String(v).trim();
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    return { headers, dispatcher: dispatcherFor(kc, cluster, opts, dispatchers) };
+  };
+  // asked at most once a second: client-node reads the CA and the token file and the trust is
+  // hashed each time (a twentieth of the operator's CPU in a bulk apply, asked per request)
+  let last: { at: number; auth: ReturnType<typeof ask> } | undefined;
   return {
     server: cluster.server.replace(/\/$/, ''),
     context,
-    auth: async () => {
-      const opts: RequestOptions = { headers: {} };
-      try {
-        await kc.applyToHTTPSOptions(opts);
-      } catch (err) {
-        // an exec plugin's output and arguments may hold credentials: say only which failed
-        throw new KubeConfigError(
-          user?.exec
-            ? `kubeconfig user ${user.name}: exec credential plugin ${user.exec.command} failed; run it by hand to see why`
-            : `kubeconfig user ${user?.name}: no credentials: ${firstLine(err)}`,
-        );
-      }
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(opts.headers ?? {}))
-        if (v !== undefined) headers[k.toLowerCase()] = String(v).trim();
-      if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-      return { headers, dispatcher: dispatcherFor(kc, cluster, opts, dispatchers) };
+    auth: () => {
+      const now = Date.now();
+      if (last && now - last.at < AUTH_REUSE_MS) return last.auth;
+      const auth = ask();
+      const asked = { at: now, auth };
+      last = asked;
+      // a failure is not kept: the next request asks again
+      auth.catch(() => {
+        if (last === asked) last = undefined;
+      });
+      return auth;
     },
   };
 }
+
+/** How long one answer of the kubeconfig's authentication serves: a rotated token is used within it. */
+const AUTH_REUSE_MS = 1000;
 
 /**
  * One kubeconfig file. client-node reads a user's `token-file` while loading, relative to the
