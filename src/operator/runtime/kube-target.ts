@@ -4,8 +4,8 @@
 // token files, exec credential plugins, the auth providers it supports, impersonation,
 // proxy-url, tls-server-name, insecure-skip-tls-verify. What the project still does itself:
 // the requests (kube.ts, on undici: merge patches, the status subresource, metadata-only lists
-// and watches), so this module turns the KubeConfig into headers and an undici dispatcher, asked
-// again every second: a rotated token or a refreshed exec credential is used within a second.
+// and watches), so this module turns the KubeConfig into headers and an undici dispatcher, per
+// request: a rotated token or a refreshed exec credential is used as soon as it is there.
 // KubeConfig comes from its own module: the package's index also loads the generated API
 // clients, which the operator never uses (megabytes of memory).
 import { createHash } from 'node:crypto';
@@ -78,48 +78,30 @@ export function loadKubeConfig(path?: string): KubeTarget {
   if (!cluster?.server)
     throw new KubeConfigError(`kubeconfig: the cluster of context ${context} has no server`);
   const user = kc.getCurrentUser();
-  const dispatchers = new Map<string, Dispatcher>();
-  const ask = async () => {
-    const opts: RequestOptions = { headers: {} };
-    try {
-      await kc.applyToHTTPSOptions(opts);
-    } catch (err) {
-      // an exec plugin's output and arguments may hold credentials: say only which failed
-      throw new KubeConfigError(
-        user?.exec
-          ? `kubeconfig user ${user.name}: exec credential plugin ${user.exec.command} failed; run it by hand to see why`
-          : `kubeconfig user ${user?.name}: no credentials: ${firstLine(err)}`,
-      );
-    }
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.headers ?? {}))
-      if (v !== undefined) headers[k.toLowerCase()] = String(v).trim();
-    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-    return { headers, dispatcher: dispatcherFor(kc, cluster, opts, dispatchers) };
-  };
-  // asked at most once a second: client-node reads the CA and the token file and the trust is
-  // hashed each time (a twentieth of the operator's CPU in a bulk apply, asked per request)
-  let last: { at: number; auth: ReturnType<typeof ask> } | undefined;
+  const dispatchers: Dispatchers = { byIdentity: new Map() };
   return {
     server: cluster.server.replace(/\/$/, ''),
     context,
-    auth: () => {
-      const now = Date.now();
-      if (last && now - last.at < AUTH_REUSE_MS) return last.auth;
-      const auth = ask();
-      const asked = { at: now, auth };
-      last = asked;
-      // a failure is not kept: the next request asks again
-      auth.catch(() => {
-        if (last === asked) last = undefined;
-      });
-      return auth;
+    auth: async () => {
+      const opts: RequestOptions = { headers: {} };
+      try {
+        await kc.applyToHTTPSOptions(opts);
+      } catch (err) {
+        // an exec plugin's output and arguments may hold credentials: say only which failed
+        throw new KubeConfigError(
+          user?.exec
+            ? `kubeconfig user ${user.name}: exec credential plugin ${user.exec.command} failed; run it by hand to see why`
+            : `kubeconfig user ${user?.name}: no credentials: ${firstLine(err)}`,
+        );
+      }
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(opts.headers ?? {}))
+        if (v !== undefined) headers[k.toLowerCase()] = String(v).trim();
+      if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+      return { headers, dispatcher: dispatcherFor(kc, cluster, opts, dispatchers) };
     },
   };
 }
-
-/** How long one answer of the kubeconfig's authentication serves: a rotated token is used within it. */
-const AUTH_REUSE_MS = 1000;
 
 /**
  * One kubeconfig file. client-node reads a user's `token-file` while loading, relative to the
@@ -159,7 +141,36 @@ function inCluster(kc: KubeConfig, dir: string): void {
  * One undici dispatcher per TLS identity (trust, client certificate, server name, proxy): an
  * exec plugin that hands out a new client certificate gets a new connection pool.
  */
+interface Dispatchers {
+  byIdentity: Map<string, Dispatcher>;
+  /**
+   * The last request's TLS inputs and their dispatcher: nearly every request brings the same,
+   * and comparing them costs a fraction of hashing them (a twentieth of the operator's CPU in
+   * a bulk apply went to hashing the trust per request).
+   */
+  last?: { inputs: unknown[]; d: Dispatcher };
+}
+
+const same = (a: unknown, b: unknown): boolean =>
+  a === b ||
+  (Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b)) ||
+  (Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i])));
+
 function dispatcherFor(
+  kc: KubeConfig,
+  cluster: NonNullable<ReturnType<KubeConfig['getCurrentCluster']>>,
+  opts: RequestOptions,
+  cache: Dispatchers,
+): Dispatcher {
+  const inputs = [opts.ca, opts.cert, opts.key, opts.rejectUnauthorized, opts.servername];
+  const last = cache.last;
+  if (last && inputs.every((v, i) => same(v, last.inputs[i]))) return last.d;
+  const d = identityDispatcher(kc, cluster, opts, cache.byIdentity);
+  cache.last = { inputs, d };
+  return d;
+}
+
+function identityDispatcher(
   kc: KubeConfig,
   cluster: NonNullable<ReturnType<KubeConfig['getCurrentCluster']>>,
   opts: RequestOptions,
