@@ -137,10 +137,6 @@ function inCluster(kc: KubeConfig, dir: string): void {
   );
 }
 
-/**
- * One undici dispatcher per TLS identity (trust, client certificate, server name, proxy): an
- * exec plugin that hands out a new client certificate gets a new connection pool.
- */
 interface Dispatchers {
   byIdentity: Map<string, Dispatcher>;
   /**
@@ -156,6 +152,10 @@ const same = (a: unknown, b: unknown): boolean =>
   (Buffer.isBuffer(a) && Buffer.isBuffer(b) && a.equals(b)) ||
   (Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i])));
 
+/**
+ * One undici dispatcher per TLS identity (trust, client certificate, server name, proxy): an
+ * exec plugin that hands out a new client certificate gets a new connection pool.
+ */
 function dispatcherFor(
   kc: KubeConfig,
   cluster: NonNullable<ReturnType<KubeConfig['getCurrentCluster']>>,
