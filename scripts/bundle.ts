@@ -2,8 +2,8 @@
 // (the emulator and its server framework, the local control plane), so the image carries no
 // node_modules and the operator loads only the code it runs.
 // Usage: node scripts/bundle.ts [outdir]   (default: bundle/)
-import { readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..');
@@ -83,6 +83,53 @@ export function fetch() {
   },
 };
 
+/**
+ * `import { z } from 'zod'` keeps zod's whole namespace, and with it `z.locales`: the error
+ * messages of 50 languages (400 KiB the operator's process would hold as source text). The
+ * application never calls `z.config(z.locales.xx())`; zod itself configures English from its own
+ * module. Here `z.locales` holds English only.
+ */
+const zodEnglishOnly: Plugin = {
+  name: 'zod-english-only',
+  setup(b) {
+    b.onResolve({ filter: /[\\/]locales[\\/]index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]/.test(args.importer)
+        ? {
+            path: 'zod-locales',
+            namespace: 'zod-english-only',
+            pluginData: dirname(resolve(args.resolveDir, args.path)),
+          }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+      resolveDir: args.pluginData as string,
+      loader: 'js',
+      contents: `export { default as en } from './en.js';`,
+    }));
+  },
+};
+
+/**
+ * An ES module import of node:http has Node build its module facade, which reads every export,
+ * and http's WebSocket, CloseEvent and MessageEvent getters load Node's own copy of undici (the
+ * fetch and WebSocket implementation: 750 KiB of source kept resident, and its objects), which
+ * the operator never uses. require() reads none: every import of http in the bundle goes so.
+ */
+const httpByRequire: Plugin = {
+  name: 'http-by-require',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.namespace === 'http-by-require'
+        ? { path: 'node:http', external: true }
+        : { path: 'http', namespace: 'http-by-require' },
+    );
+    b.onLoad({ filter: /.*/, namespace: 'http-by-require' }, () => ({
+      loader: 'js',
+      contents: `module.exports = require('node:http');`,
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: { edgectl: join(root, 'src/cli/edgectl.ts') },
@@ -94,22 +141,28 @@ const result = await build({
   target: `node${major}`,
   // V8 keeps every loaded module's source text for the life of the process, and a file with
   // one non-ASCII character (a comment's dash or quote) as two bytes per character: minified,
-  // the sources are ASCII (esbuild escapes the rest) and a third of their size. keepNames:
-  // function and class names (error names, log fields) stay what the sources say.
+  // the sources are ASCII (esbuild escapes the rest) and a third of their size. Names are
+  // not kept (keepNames): redefining the name of each of 3,700 functions cost 1.7 MiB at
+  // start; the errors name themselves (`override name`), and a stack trace is minified anyway.
   minify: true,
-  keepNames: true,
   legalComments: 'linked',
   // only the local control plane's container path uses it, and never in the image
   external: ['testcontainers'],
   metafile: true,
-  define: { EDGE_OPERATOR_VERSION: JSON.stringify(pkg.version) },
+  // esbuildDetection: undici's own switch for a bundle (Node's copy of undici is built so):
+  // its experimental Milo parser (two WebAssembly builds, 150 KiB of source) stays out, and
+  // the HTTP/1 parser is llhttp, as without it
+  define: { EDGE_OPERATOR_VERSION: JSON.stringify(pkg.version), esbuildDetection: 'true' },
   // CommonJS dependencies call require() for Node's own modules: give the ES module one
   banner: {
     js: "import { createRequire as __edgeRequire } from 'node:module'; const require = __edgeRequire(import.meta.url);",
   },
   logLevel: 'warning',
-  plugins: [generatedApisAreUnused, undiciDispatcherOnly],
+  plugins: [generatedApisAreUnused, undiciDispatcherOnly, zodEnglishOnly, httpByRequire],
 });
+// what each chunk holds, for a look at what the operator's process loads (kept out of the image)
+if (process.env.EDGE_BUNDLE_METAFILE)
+  writeFileSync(process.env.EDGE_BUNDLE_METAFILE, JSON.stringify(result.metafile));
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0);
 process.stdout.write(
   `bundle: ${outdir} (${(bytes / 1048576).toFixed(1)} MiB in ${Object.keys(result.metafile.outputs).length} files)\n`,

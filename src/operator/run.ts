@@ -7,9 +7,7 @@ import type { Logger } from 'pino';
 import { createClient } from '../api/client.ts';
 import type { Priority } from '../api/priority.ts';
 import type { CallEvent } from '../api/transport.ts';
-import { apply, readManifests } from './apply.ts';
 import { ConfigError, type OperatorConfig } from './config.ts';
-import { allCrds } from './kinds/generate-crds.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
 import { accountLabel, INSTALLATION } from './runtime/accounts/resolve.ts';
@@ -125,6 +123,11 @@ async function startOperator(
   const kube = new Kube(kc!);
   kube.onRequest = (verb, status) => metrics.kubeRequests.inc({ method: verb, code: String(status) });
   if (cfg.local) {
+    // loaded here only: a deployed operator never renders CRDs or applies manifests
+    const [{ apply, readManifests }, { allCrds }] = await Promise.all([
+      import('./apply.ts'),
+      import('./kinds/generate-crds.ts'),
+    ]);
     // the CRDs of this build, rendered in memory: the same bytes `npm run crds` writes
     await apply(kube, allCrds() as KubeObject[]);
     const examples = cfg.examples ?? join(local!.REPO_ROOT, 'deploy', 'examples');

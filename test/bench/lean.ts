@@ -5,7 +5,8 @@
 // kind converged and one resync behind them.
 // Usage: npm run bench:lean [-- --n 1000] [--runs 3] [--samples 5] [--name lean-before]
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { imageEnv, imageNodeArgs } from '../support/operator.ts';
 import { createAll, mixedObjects, readyTracker, startOperator } from './lib.ts';
@@ -92,7 +93,13 @@ try {
       [afterResync] = await rss([op.proc.pid!]);
     }
     const round = (x: number) => Number(x.toFixed(1));
-    writeResult(values.name ?? (N ? `lean-${N}` : 'lean'), {
+    const name = values.name ?? (N ? `lean-${N}` : 'lean');
+    // the figures this result replaces, beside the new ones
+    const file = join(import.meta.dirname, 'results', `${name}.json`);
+    const before = existsSync(file)
+      ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
+      : undefined;
+    writeResult(name, {
       date: new Date().toISOString(),
       commit: commit(),
       machine: machine(),
@@ -109,6 +116,22 @@ try {
             rss_converged_mib: converged,
             rss_after_resync_mib: afterResync,
             per_object_kib: round(((afterResync! - atStart) * 1024) / N),
+          }
+        : {}),
+      ...(before
+        ? {
+            previous: Object.fromEntries(
+              [
+                'date',
+                'commit',
+                'rss_at_start_mib',
+                'bare_node_mib',
+                'rss_converged_mib',
+                'rss_after_resync_mib',
+              ]
+                .filter((k) => before[k] !== undefined)
+                .map((k) => [k, before[k]]),
+            ),
           }
         : {}),
     });

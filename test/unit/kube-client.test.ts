@@ -54,3 +54,52 @@ describe('kube client errors', () => {
     expect(e.reason).toBe('NotFound');
   });
 });
+
+describe('kube client watch', () => {
+  const namespaces = { group: '', version: 'v1', plural: 'namespaces' };
+  const event = (name: string) => `${JSON.stringify({ type: 'ADDED', object: { metadata: { name } } })}\n`;
+
+  it('reads every event however the stream is cut: one split over writes, two in one write, a multi-byte character split', async () => {
+    const port = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const one = event('é-split');
+      const bytes = Buffer.from(one);
+      const cut = bytes.indexOf(Buffer.from('é')) + 1; // inside the two bytes of é
+      res.write(bytes.subarray(0, cut));
+      setTimeout(() => {
+        res.write(bytes.subarray(cut));
+        res.write(event('b') + event('c'));
+        res.end();
+      }, 50);
+    });
+    const names: string[] = [];
+    await kubeAt(port).watch(namespaces, undefined, '1', (e) => names.push(e.object.metadata.name), {
+      signal: new AbortController().signal,
+      idleMs: 5000,
+      timeoutSeconds: 10,
+    });
+    expect(names).toEqual(['é-split', 'b', 'c']);
+  });
+
+  it('a watch silent past the idle watchdog is cut, also after events arrived', async () => {
+    const port = await listen((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(event('a'));
+      setTimeout(() => res.write(event('b')), 150);
+      // and then nothing, the connection open
+    });
+    const names: string[] = [];
+    const started = Date.now();
+    const err = await kubeAt(port)
+      .watch(namespaces, undefined, '1', (e) => names.push(e.object.metadata.name), {
+        signal: new AbortController().signal,
+        idleMs: 300,
+        timeoutSeconds: 10,
+      })
+      .catch((e: unknown) => e as Error);
+    expect(names).toEqual(['a', 'b']);
+    // cut 300 ms after the last event, not after the first
+    expect(Date.now() - started).toBeGreaterThanOrEqual(440);
+    expect(String(err)).toMatch(/watch idle for 300ms/);
+  });
+});

@@ -88,4 +88,25 @@ describe('work queue', () => {
     expect(order).toEqual(['user', 'o3', 'o1', 'o2']);
     expect(q.length).toBe(0);
   });
+  it("a resync's re-checks, queued or in progress, are no pressing work; a change, an event or a create is", async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    for (const k of ['a', 'b', 'c']) q.add(k, 'low');
+    expect(q.pressing).toBe(0);
+    const a = await q.get();
+    expect([q.inFlight, q.pressing]).toEqual([1, 0]);
+    // the watch event of a status write, queued behind the re-checks
+    q.add('d');
+    expect(q.pressing).toBe(1);
+    const d = await q.get();
+    expect([d, q.pressing]).toEqual(['d', 1]);
+    q.done(d!);
+    expect(q.pressing).toBe(0);
+    // a user's edit of the object being re-checked: pressing until processed again
+    q.add(a!, 'urgent');
+    q.done(a!);
+    expect(q.pressing).toBe(1);
+    const again = await q.get();
+    q.done(again!);
+    expect([again, q.pressing, q.length]).toEqual(['a', 0, 2]);
+  });
 });

@@ -443,14 +443,14 @@ export class Manager {
     void all.then(() => this.idleLoop());
   }
 
-  /** Nothing queued and nothing in flight, in any kind. */
-  private busy = (): boolean =>
-    [...this.controllers.values()].some((c) => c.queue.length > 0 || c.queue.inFlight > 0);
+  /** Work queued or in flight in any kind, but for the resync's re-checks (WorkQueue.pressing). */
+  private busy = (): boolean => [...this.controllers.values()].some((c) => c.queue.pressing > 0);
 
   /**
    * Work that may wait for a quiet moment: ids go from status to their annotation once no
-   * kind has anything queued (see Engine.recordIds), checked every second; one that has
-   * waited a resync period goes even when the operator is busy, a few a second.
+   * kind has changes, creates or events to work on (see Engine.recordIds), checked every
+   * second. The resync's re-checks do not hold them back (at 10,000 objects they never end);
+   * one that has waited a resync period goes even while changes keep coming, a few a second.
    */
   private async idleLoop(): Promise<void> {
     while (!this.stopping) {

@@ -79,6 +79,15 @@ export class WorkQueue<T = string> {
     return this.processing.size;
   }
 
+  /**
+   * Items queued or in progress other than background observation (`low`): users' changes,
+   * creates, watch events. At scale a resync's re-checks never end (10,000 objects every 20 s
+   * keep some queue busy), so work that waits for a quiet moment waits for these only.
+   */
+  get pressing(): number {
+    return this.queue.count('urgent') + this.queue.count('high') + this.processing.size - this.observing.size;
+  }
+
   add(item: T, priority: Priority = 'high'): void {
     if (this.shuttingDown) return;
     if (this.processing.has(item)) {
@@ -178,6 +187,8 @@ export class WorkQueue<T = string> {
   }
 
   private readonly reAdd = new Map<T, Priority>();
+  /** Items in progress that were handed out at `low` priority. */
+  private readonly observing = new Set<T>();
 
   /** Waits for the next item (only urgent ones with `onlyUrgent`); undefined once the queue shuts down. */
   get(onlyUrgent = false): Promise<T | undefined> {
@@ -208,6 +219,7 @@ export class WorkQueue<T = string> {
 
   done(item: T): void {
     this.processing.delete(item);
+    this.observing.delete(item);
     const flow = this.opts.flowOf(item);
     const n = (this.busy.get(flow) ?? 1) - 1;
     if (n > 0) this.busy.set(flow, n);
@@ -259,6 +271,7 @@ export class WorkQueue<T = string> {
 
   private begin(item: T, priority: Priority = 'high'): void {
     this.processing.add(item);
+    if (priority === 'low') this.observing.add(item);
     const flow = this.opts.flowOf(item);
     this.busy.set(flow, (this.busy.get(flow) ?? 0) + 1);
     this.startedAt.set(item, Date.now());
