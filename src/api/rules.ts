@@ -319,10 +319,9 @@ export const CROSS = {
   }),
 } as const;
 
-// --- rules the API holds one object to, stated for both sides (CRD names via `n`)
+// --- rules the API holds one object to, stated for both sides (CRD names via `n`); a route's
+// login modules have theirs in route-rules.ts
 
-/** The login modules of a route: one at most may be enabled. */
-export const LOGIN_MODULES = ['oauth', 'saml', 'oidc'] as const;
 const celOnlyWhenSet = (f: string, test: string) => `!has(self.${f}) || size(self.${f}) == 0 || (${test})`;
 
 export const OBJECT_RULES = {
@@ -351,22 +350,6 @@ export const OBJECT_RULES = {
       const f = `self.${n('cidr')}`;
       return celOnlyWhenSet(n('cidr'), `!isCIDR(${f}) || cidr(${f}) == cidr(${f}).masked()`);
     },
-  },
-  /**
-   * A route enables one login module at most (ERR_NGROK_7079); a disabled one does not count.
-   * Admission states it on one route object; the API also holds module PUTs and PATCHes to it.
-   */
-  oneLoginModule: {
-    field: '',
-    must: (n) => `may enable only one login module of ${LOGIN_MODULES.map(n).join(', ')}`,
-    errorCode: 'ERR_CONFLICTING_AUTH_MODULES',
-    test: (get) =>
-      LOGIN_MODULES.filter((f) => {
-        const m = get(f);
-        return !!m && typeof m === 'object' && (m as { enabled?: unknown }).enabled !== false;
-      }).length <= 1,
-    cel: (n) =>
-      `[${LOGIN_MODULES.map((f) => `has(self.${n(f)}) && (!has(self.${n(f)}.enabled) || self.${n(f)}.enabled)`).join(', ')}].filter(x, x).size() <= 1`,
   },
   /** Tunnel group labels: no '=' in a key or a value (ERR_NGROK_6531). */
   labelsWithoutEquals: {

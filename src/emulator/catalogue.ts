@@ -3,8 +3,10 @@
 // with the HTTP status, the message in the reference's words (<PLACEHOLDERS> where it names
 // values), what triggers it and how this project handles it:
 //   emulator  the emulator refuses it (status, ERR_NGROK_<number>, the message filled in)
-//   crd       the emulator refuses it, and CRD admission refuses it first (src/api/rules.ts)
-//   operator  the emulator refuses it; a conflict across objects the operator should detect
+//   crd       the emulator refuses it, and CRD admission refuses it first (src/api/rules.ts,
+//             route-rules.ts)
+//   operator  the emulator refuses it; state across objects, which the operator names before
+//             the request (a conflict key) or reports from the API's refusal
 //   gap       it applies, but the emulator does not refuse it yet: `why` says what blocks it
 // Where the spec and the reference disagree the spec wins, and `why` says so. The reference pages
 // give no HTTP status: `status` is the API's convention (400 a bad request, 401/403 authentication,

@@ -1,4 +1,4 @@
-import { entryByName, fillMessage, isEnforced } from './catalogue.ts';
+import { entryByName, fillMessage } from './catalogue.ts';
 import { publicErrorCode } from './error-codes.ts';
 import { newId } from './ids.ts';
 
@@ -43,15 +43,6 @@ export function refuse(
   const msg = fillMessage(entry.message, values);
   return new EmulatorError(entry.status, name, detail ? `${msg} (${detail})` : msg, headers);
 }
-
-/**
- * Whether the catalogue says the emulator refuses this case: a check implemented before the
- * project can take it (the catalogue says gap) stays off until the entry is flipped.
- */
-export const refuses = (name: string): boolean => {
-  const entry = entryByName(name);
-  return !!entry && isEnforced(entry);
-};
 
 export const badRequest = (code: string, msg: string) => new EmulatorError(400, code, msg);
 

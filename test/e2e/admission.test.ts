@@ -177,6 +177,19 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     expect(await refused(route({ saml: { idpMetadata: '<EntityDescriptor/>' }, oidc }))).toContain(message);
   });
 
+  it("OAuth on a route other than '/', of either match type", async () => {
+    const oauth = { provider: { github: {} } };
+    const message = "match must be '/' while oauth is enabled";
+    for (const spec of [
+      { match: '/admin', oauth },
+      { matchType: 'exact_path', match: '/login', oauth },
+    ]) {
+      const e = await refused(route(spec));
+      expect(e).toContain(message);
+      expect(e).toContain('spec.match');
+    }
+  });
+
   it('OAuth e-mail addresses and domains that are none, a cookie prefix of other characters, SAML metadata that is not XML', async () => {
     const github = (fields: Record<string, unknown>) => route({ oauth: { provider: { github: fields } } });
     expect(await refused(github({ emailAddresses: ['not-an-address'] }))).toContain(
@@ -215,6 +228,19 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
           },
           // a disabled login module does not count
           saml: { enabled: false, idpMetadata: '<?xml version="1.0"?>\n<md:EntityDescriptor/>\n' },
+        }),
+        // OAuth on exact_path '/' is the route '/' too; a disabled OAuth module counts nowhere
+        obj('HTTPSEdgeRoute', w.ns, 'exact', {
+          edgeID: 'edghts_1',
+          matchType: 'exact_path',
+          match: '/',
+          oauth: { provider: { github: {} } },
+        }),
+        obj('HTTPSEdgeRoute', w.ns, 'off', {
+          edgeID: 'edghts_1',
+          matchType: 'path_prefix',
+          match: '/admin',
+          oauth: { enabled: false, provider: { github: {} } },
         }),
       ],
       w.ns,

@@ -2,6 +2,8 @@
 // type, one route per match on an edge, one SSH key per credential): the object that would
 // collide is Stalled/Conflict naming the other, spends no API call, and proceeds once the
 // other is gone. A resource made outside the cluster is found in the kind's bulk list.
+// What only the API sees across objects (a login module on a second route of an edge) is its
+// refusal, on the second object, naming the first.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshPublicKey } from '../integration/harness.ts';
 import { apiRequests, apiWrites } from '../support/operator.ts';
@@ -19,6 +21,7 @@ import {
 } from './harness.ts';
 
 const apiCalls = async (url: string) => apiWrites(await apiRequests(url));
+const EVENTS = { group: '', version: 'v1', plural: 'events' };
 
 describe.skipIf(!!skipReason)('conflicts between objects', () => {
   let w: World;
@@ -89,6 +92,39 @@ describe.skipIf(!!skipReason)('conflicts between objects', () => {
       await w.kube.delete(res(plural), w.ns, `${name}-1`);
       await readyObj(plural, `${name}-2`);
     });
+
+  it('a login module on a second route of an edge (ERR_NGROK_7155): Stalled/ApiRejected naming the first, a Warning Event; Ready at the next resync once the first has none', async () => {
+    const routes = res('httpsedgeroutes');
+    const sso = (match: string) => ({
+      edgeRef: { name: 'app' },
+      matchType: 'path_prefix',
+      match,
+      saml: { idpMetadata: '<EntityDescriptor/>' },
+    });
+    await w.kube.create(routes, w.ns, obj('HTTPSEdgeRoute', w.ns, 'login-1', sso('/sso')));
+    await readyObj('httpsedgeroutes', 'login-1');
+    await w.kube.create(routes, w.ns, obj('HTTPSEdgeRoute', w.ns, 'login-2', sso('/admin')));
+    const stalled = await waitFor(
+      'login-2 ApiRejected',
+      async () => {
+        const c = condition(await w.kube.get(routes, w.ns, 'login-2'), 'Stalled');
+        return c?.reason === 'ApiRejected' ? c : undefined;
+      },
+      30_000,
+    );
+    expect(stalled.message).toContain(
+      'Enabling OAuth, OIDC, or SAML on more than one route is not supported.',
+    );
+    expect(stalled.message).toContain(`(HTTPSEdgeRoute ${w.ns}/login-1)`);
+    type Event = { type: string; reason: string; message: string; involvedObject: { name: string } };
+    const events = (await w.kube.list(EVENTS, w.ns)).items as unknown as Event[];
+    const event = events.find((e) => e.involvedObject.name === 'login-2' && e.reason === 'ApiRejected');
+    expect(event?.type).toBe('Warning');
+    expect(event?.message).toContain('Enabling OAuth, OIDC, or SAML on more than one route');
+    // the first route drops its login module: the second is taken at the next resync (10 s)
+    await w.kube.patch(routes, w.ns, 'login-1', { spec: { saml: null } });
+    await waitFor('login-2 Ready', async () => ready(await w.kube.get(routes, w.ns, 'login-2')), 40_000);
+  }, 90_000);
 
   it('a resource made outside the cluster is found in the bulk list and named by its id', async () => {
     const policy = (await w.kube.get(res('ippolicies'), w.ns, 'corp')).status!.id as string;

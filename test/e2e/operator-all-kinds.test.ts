@@ -172,9 +172,11 @@ describe.skipIf(!!skipReason)('all kinds from deploy/examples', () => {
   });
 
   it('writes the SAML service-provider values to status', async () => {
+    // a login module on one route of an edge (ERR_NGROK_7155): app-root has OIDC
     await apply(w.kube, [
+      obj('HTTPSEdge', w.ns, 'sso', { hostports: ['sso.example.com:443'] }),
       obj('HTTPSEdgeRoute', w.ns, 'sso', {
-        edgeRef: { name: 'app' },
+        edgeRef: { name: 'sso' },
         matchType: 'path_prefix',
         match: '/sso',
         saml: { idpMetadata: '<EntityDescriptor/>', authorizedGroups: ['eng'] },

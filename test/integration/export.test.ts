@@ -93,7 +93,10 @@ describe('edgectl export', () => {
         weight: 10,
       },
     ]);
-    const root = objs.find((o) => o.kind === 'HTTPSEdgeRoute' && o.spec!.match === '/')!;
+    const routes = objs.filter((o) => o.kind === 'HTTPSEdgeRoute');
+    const root = routes.find(
+      (o) => o.spec!.match === '/' && (o.spec!.edgeRef as { name: string }).name === 'public-app',
+    )!;
     expect(root.spec).toMatchObject({
       edgeRef: { name: 'public-app' },
       backend: { backendRef: { kind: 'WeightedBackend', name: '90-10-canary-split' } },
@@ -103,6 +106,26 @@ describe('edgectl export', () => {
         clientSecretRef: { name: `httpsedgeroute-${root.metadata.name}`, key: 'oidc-client-secret' },
       },
     });
+    // each login module on an edge of its own (the API takes one per edge, OAuth on '/' only)
+    expect(named('HTTPSEdgeRoute', 'login')?.spec).toMatchObject({
+      edgeRef: { name: 'login' },
+      match: '/',
+      oauth: {
+        provider: {
+          github: {
+            clientID: 'gh-app',
+            clientSecretRef: { name: 'httpsedgeroute-login', key: 'oauth-client-secret' },
+          },
+        },
+      },
+    });
+    expect(routes.find((o) => o.spec!.saml)?.spec).toMatchObject({ edgeRef: { name: 'sso' }, match: '/sso' });
+    expect(
+      routes
+        .filter((o) => ['oauth', 'saml', 'oidc'].some((m) => o.spec![m]))
+        .map((o) => (o.spec!.edgeRef as { name: string }).name)
+        .sort(),
+    ).toEqual(['login', 'public-app', 'sso']);
     expect(
       named('IPRestriction', objs.find((o) => o.kind === 'IPRestriction')!.metadata.name)?.spec,
     ).toMatchObject({

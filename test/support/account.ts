@@ -1,6 +1,7 @@
 // An account made by hand, as teams have them before GitOps: every kind, references between
-// them, every route module, secrets, user metadata, and one resource another installation of
-// the operator manages. Shared by the export tests (integration and e2e).
+// them, every route module (each login module on an edge of its own, as the API asks), secrets,
+// user metadata, and one resource another installation of the operator manages. Shared by the
+// export tests (integration and e2e).
 import type { EdgeClient } from '../../src/api/client.ts';
 import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { selfSignedCaPem } from '../../src/util/x509.ts';
@@ -65,10 +66,13 @@ export async function populateAccount(c: EdgeClient) {
     webhook_verification: { provider: 'stripe', secret: SECRETS.webhook },
     request_headers: { enabled: false, add: { 'x-from': 'edge' } },
   });
-  await c.httpsEdgeRoutes.create(edge.id, {
+  // a login module on one route of an edge (ERR_NGROK_7155), OAuth on the route '/' only
+  // (ERR_NGROK_7127): OAuth and SAML have an edge each
+  const login = await c.httpsEdges.create({ description: 'login', hostports: ['login.example.com:443'] });
+  await c.httpsEdgeRoutes.create(login.id, {
     description: 'login',
     match_type: 'path_prefix',
-    match: '/login',
+    match: '/',
     backend: { backend_id: web.id },
     oauth: {
       provider: {
@@ -82,7 +86,8 @@ export async function populateAccount(c: EdgeClient) {
       auth_check_interval: 300,
     },
   });
-  await c.httpsEdgeRoutes.create(edge.id, {
+  const sso = await c.httpsEdges.create({ description: 'sso', hostports: ['sso.example.com:443'] });
+  await c.httpsEdgeRoutes.create(sso.id, {
     match_type: 'path_prefix',
     match: '/sso',
     saml: { idp_metadata: '<EntityDescriptor/>', authorized_groups: ['eng'], cookie_prefix: 'sso' },
@@ -107,5 +112,5 @@ export async function populateAccount(c: EdgeClient) {
     description: 'theirs',
     metadata: encodeMetadata({ cluster: 'other-cluster', uid: 'u-1', object: 'IPPolicy/prod/theirs' }, ''),
   });
-  return { foreign: foreign.id, ca: ca.id, resources: 18 };
+  return { foreign: foreign.id, ca: ca.id, resources: 20 };
 }

@@ -140,11 +140,22 @@ const VALUE_PATTERN = /^self\.all\(k, self\[k\]\.matches\('\^\[\^\\\\x00\\\\r\\\
 /** One login module enabled at most: the largest object's are all disabled (false is longer). */
 const ONE_ENABLED =
   /^\[(has\(self\.(\w+)\) && \(!has\(self\.\2\.enabled\) \|\| self\.\2\.enabled\)(, )?)+\]\.filter\(x, x\)\.size\(\) <= 1$/;
+/** OAuth on the route '/' only: held, as the largest object's login modules are disabled. */
+const ENABLED_ONLY_AT_ROOT =
+  /^!\(has\(self\.(\w+)\) && \(!has\(self\.\1\.enabled\) \|\| self\.\1\.enabled\)\) \|\| self\.\w+ == '\/'$/;
 const known = (rule: string) =>
   rule.includes('oldSelf') || // transition rules: no old object at create
-  [...HOLD_WHEN_FULL, PAIR, ONE_OF, UNSET_WHEN, KEY_PATTERN, KEY_SIZE, VALUE_PATTERN, ONE_ENABLED].some(
-    (re) => re.test(rule),
-  ) ||
+  [
+    ...HOLD_WHEN_FULL,
+    PAIR,
+    ONE_OF,
+    UNSET_WHEN,
+    KEY_PATTERN,
+    KEY_SIZE,
+    VALUE_PATTERN,
+    ONE_ENABLED,
+    ENABLED_ONLY_AT_ROOT,
+  ].some((re) => re.test(rule)) ||
   ['isIP(self) || isCIDR(self)', 'isURL(self)'].includes(rule);
 
 /** The largest value `node` admits; throws on what admission leaves unbounded. */

@@ -11,7 +11,8 @@ import { createClient } from '../../src/api/client.ts';
 import { ApiError } from '../../src/api/errors.ts';
 import { ID_PREFIX, type IdKind, OAUTH_PROVIDERS } from '../../src/api/limits.ts';
 import { operations } from '../../src/api/operations.ts';
-import { idRule, OBJECT_RULES, RULES, type Rule } from '../../src/api/rules.ts';
+import { ROUTE_RULES } from '../../src/api/route-rules.ts';
+import { idRule, RULES, type Rule } from '../../src/api/rules.ts';
 import { tagOf } from '../../src/api/schemas/common.ts';
 import { SSHCredentialCreate } from '../../src/api/schemas/credentials.ts';
 import { EDGE_MODULES, ROUTE_MODULES } from '../../src/api/schemas/edges.ts';
@@ -204,7 +205,7 @@ describe('rules CEL states on a whole route and on map values', () => {
   const rules = (n: CrdNode | undefined) => (n?.['x-kubernetes-validations'] ?? []).map((r) => r.rule);
 
   it('one login module enabled per route: the CRD rule and the check agree on every combination', () => {
-    const r = OBJECT_RULES.oneLoginModule;
+    const r = ROUTE_RULES.oneLoginModule;
     expect(rules(spec)).toContain(r.cel((f) => f));
     const states = [undefined, {}, { enabled: true }, { enabled: false }];
     let cases = 0;
@@ -224,6 +225,41 @@ describe('rules CEL states on a whole route and on map values', () => {
           ).toBe(r.test((f) => o[f]));
         }
     expect(cases).toBe(64);
+  });
+
+  it("OAuth on the route '/' only: the CRD rule, the check and the API agree on every combination", async () => {
+    const r = ROUTE_RULES.oauthAtRoot;
+    expect(rules(spec)).toContain(r.cel((f) => f));
+    const schema = specSchema(HTTPSEdgeRoute);
+    let refused = 0;
+    for (const oauth of [undefined, { enabled: true }, { enabled: false }])
+      for (const matchType of ['path_prefix', 'exact_path'])
+        for (const match of ['/', '/admin', '//', '/ ', 'app.example.com/']) {
+          const o = {
+            ...ROUTE,
+            matchType,
+            match,
+            ...(oauth ? { oauth: { provider: { github: {} }, ...oauth } } : {}),
+          };
+          const where = JSON.stringify(o);
+          const admitted = schema.safeParse(o);
+          expect(
+            evaluate(
+              r.cel((f) => f),
+              { self: o },
+            ),
+            where,
+          ).toBe(r.test((f) => (o as Json)[f]));
+          expect(admitted.success, where).toBe(r.test((f) => (o as Json)[f]));
+          // what admission takes the API takes; what it refuses the API refuses with the public number
+          const api = await apiRefusal(HTTPSEdgeRoute as AnyBinding, (admitted.data ?? o) as Json);
+          if (admitted.success) expect(api, where).toBeUndefined();
+          else {
+            refused++;
+            expect(api, where).toMatch(/^ERR_NGROK_7127: OAuth may not currently be configured/);
+          }
+        }
+    expect(refused).toBe(8);
   });
 
   it('header values: the CRD rule over the map says what the check of the API says', () => {

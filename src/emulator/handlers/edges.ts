@@ -1,9 +1,10 @@
 // HTTPS, TCP and TLS edges, an HTTPS edge's routes, and the modules of both as sub-resources
 // (src/api/schemas/edges.ts).
 import { ID_PREFIX } from '../../api/limits.ts';
+import { LOGIN_MODULES, ROUTE_RULES } from '../../api/route-rules.ts';
 import { EDGE_MODULES, type EdgeFamily, ROUTE_MODULE_NAMES } from '../../api/schemas/edges.ts';
 import { type Ctx, iso, uriOf } from '../context.ts';
-import { notFound, refuse, refuses } from '../errors.ts';
+import { notFound, refuse } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Rec } from '../store.ts';
 import { type Body, common, defined, type Family, type Handler, loader } from './crud.ts';
@@ -88,18 +89,20 @@ export const EDGE_FAMILIES = {
 
 // --- an HTTPS edge's routes
 
-const AUTH_MODULES = ['oauth', 'saml', 'oidc'] as const;
 const enabledAuth = (mods: Body | undefined) =>
-  AUTH_MODULES.filter((n) => mods?.[n] && (mods[n] as Body).enabled !== false);
+  LOGIN_MODULES.filter((n) => mods?.[n] && (mods[n] as Body).enabled !== false);
 /**
- * One login module enabled on a route (ERR_NGROK_7079), and on one route of an edge
- * (ERR_NGROK_7155).
+ * One login module enabled on a route (ERR_NGROK_7079), OAuth only on the route '/'
+ * (ERR_NGROK_7127), and a login module on one route of an edge (ERR_NGROK_7155). The first two
+ * one route object shows (CRD admission refuses them too); the third is across routes.
  */
 function authAllowed(ctx: Ctx, route: Rec, mods: Body): void {
   const mine = enabledAuth(mods);
   if (mine.length > 1) throw refuse('ERR_CONFLICTING_AUTH_MODULES', {}, `enabled: ${mine.join(', ')}`);
   if (!mine.length) return;
-  if (!refuses('ERR_AUTH_ON_MANY_ROUTES')) return;
+  const get = (f: string) => (f === 'match' ? route.match : mods[f]);
+  if (!ROUTE_RULES.oauthAtRoot.test(get))
+    throw refuse('ERR_OAUTH_ROUTE_NOT_ROOT', { MATCH: String(route.match) });
   const other = routesOf(ctx, route.edge_id as string).find(
     (r) => r.id !== route.id && enabledAuth(r.modules as Body | undefined).length,
   );

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { EdgeClient } from '../../api/client.ts';
 import { OAUTH_PROVIDERS } from '../../api/limits.ts';
-import { OBJECT_RULES } from '../../api/rules.ts';
+import { ROUTE_RULES } from '../../api/route-rules.ts';
 import {
   HTTPSEdgeRouteCreate,
   HTTPSEdgeRouteUpdate,
@@ -131,8 +131,9 @@ const own = kindSpec(HTTPSEdgeRouteCreate, HTTPSEdgeRouteUpdate, {
   match: { max: 2048 },
   ...Object.fromEntries(MODULE_NAMES.map((n) => [n, { omit: true }])),
 });
-// one login module per route (ERR_NGROK_7079): what one object shows, admission refuses
-const oneLogin = OBJECT_RULES.oneLoginModule;
+// one login module per route (ERR_NGROK_7079), OAuth on the route '/' only (ERR_NGROK_7127):
+// what one object shows, admission refuses
+const { oneLoginModule: oneLogin, oauthAtRoot } = ROUTE_RULES;
 const Spec = cel(
   z
     .object({
@@ -140,9 +141,18 @@ const Spec = cel(
       ...own.schema.shape,
       ...Object.fromEntries(MODULE_NAMES.map((n) => [camel(n), MODULES[n].crd])),
     })
-    .refine((s) => oneLogin.test((f) => s[camel(f)]), oneLogin.must(camel)),
+    .refine((s) => oneLogin.test((f) => s[camel(f)]), oneLogin.must(camel))
+    .refine((s) => oauthAtRoot.test((f) => s[camel(f)]), {
+      message: oauthAtRoot.must(camel),
+      path: [camel(oauthAtRoot.field)],
+    }),
   ...edge.rules!,
   { rule: oneLogin.cel(camel), message: oneLogin.must(camel) },
+  {
+    rule: oauthAtRoot.cel(camel),
+    message: `${camel(oauthAtRoot.field)} ${oauthAtRoot.must(camel)}`,
+    fieldPath: `.${camel(oauthAtRoot.field)}`,
+  },
 );
 type Spec = {
   edgeRef?: { name: string };
