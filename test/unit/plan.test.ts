@@ -1024,7 +1024,7 @@ describe('planSync: conflicts and the finalizer', () => {
     [
       'an update with the finalizer kept: nothing added',
       { obj: obj({ id: 'thg_1' }), id: 'thg_1', seen: found(remote({ name: 'old' })), finalizer: 'keep' },
-      { action: 'update', patch: { name: 'n', metadata: marker() } },
+      { action: 'update', patch: { name: 'n' } },
     ],
   ];
   it.each(cases)('%s', (_what, input, expected) => {
