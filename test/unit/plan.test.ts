@@ -897,7 +897,9 @@ describe('unchanged: whether a sync can be skipped', () => {
   const snapshot = (completedAt: number, pageAt?: number) => ({
     startedAt: completedAt - 10,
     completedAt,
-    items: new Map(pageAt === undefined ? [] : [['thg_1', { remote: { id: 'thg_1', uri: 'u' }, at: pageAt }]]),
+    items: new Map(
+      pageAt === undefined ? [] : [['thg_1', { remote: { id: 'thg_1', uri: 'u' }, at: pageAt }]],
+    ),
   });
   const base = { obj: o(), last, resyncMs: 1000, now: 1500 };
   const cases: [string, Partial<Parameters<typeof unchanged>[0]>, boolean][] = [
