@@ -191,7 +191,7 @@ describe('edgectl export', () => {
       expect(metadata ?? '', o.metadata.name).toBe(remote.metadata ?? '');
       // the spec is valid input for the CRD (the same zod the CRD schema comes from)
       const spec = b.spec.strict().parse(own);
-      expect(b.desired(spec, ref), `${o.kind} ${o.metadata.name}`).toEqual(b.observe(remote));
+      expect(b.desired(spec, ref), `${o.kind} ${o.metadata.name}`).toEqual(b.fromRemote(remote));
       for (const m of b.modules ?? []) {
         const want = m.desired(spec, ref, secret);
         const have = (remote as unknown as Record<string, Record<string, unknown> | null>)[m.name] ?? null;

@@ -9,7 +9,7 @@ import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/em
 import { specSchema } from '../../src/operator/kinds/crd.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { Condition } from '../../src/operator/runtime/conditions.ts';
-import { Engine, type EngineAccounts, type Outcome } from '../../src/operator/runtime/engine.ts';
+import { Engine, type EngineAccounts, type Outcome } from '../../src/operator/runtime/engine/index.ts';
 import { EventRecorder } from '../../src/operator/runtime/events.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { mergePatch } from '../../src/operator/runtime/merge-patch.ts';
@@ -26,14 +26,16 @@ export interface EngineWorld {
   kube: FakeKube;
   /** Secrets by name: key -> plain value. */
   secrets: Map<string, Record<string, string>>;
+  /** `ns`: another namespace than NS (a second tenant). */
   apply(
     kind: string,
     name: string,
     spec: Record<string, unknown>,
     annotations?: Record<string, string>,
+    ns?: string,
   ): void;
-  get(kind: string, name: string): KubeObject | undefined;
-  reconcile(kind: string, name: string): Promise<Outcome>;
+  get(kind: string, name: string, ns?: string): KubeObject | undefined;
+  reconcile(kind: string, name: string, ns?: string): Promise<Outcome>;
   /** The kind's idle work (id annotations), as the manager runs it when no queue has work. */
   recordIds(
     kind: string,
@@ -44,7 +46,7 @@ export interface EngineWorld {
   observe(kind?: string): Promise<void>;
   /** Reconciles every object until none has work left (references resolve in order). */
   converge(passes?: number): Promise<void>;
-  ready(kind: string, name: string): Condition | undefined;
+  ready(kind: string, name: string, ns?: string): Condition | undefined;
   /** API calls since the last call, by "operation status". */
   calls(): Record<string, number>;
   close(): Promise<void>;
@@ -72,8 +74,16 @@ export async function engineWorld(
   const secrets = new Map<string, Record<string, string>>();
   const log = pino({ level: 'silent' });
   const events = new EventRecorder(kube, log, 'engine-test', undefined, 0);
-  const objects: { kind: string; name: string }[] = [];
+  const objects: { kind: string; name: string; ns: string }[] = [];
   const lookup = (kind: string, ns: string, name: string) => kube.get(pluralOf(kind), ns, name);
+  /** The objects whose status holds a remote id, in any namespace (the manager's id index). */
+  const holdersOf = (id: string) =>
+    BINDINGS.flatMap((b) =>
+      kube
+        .all(b.plural)
+        .filter((o) => (o.status as { id?: string } | undefined)?.id === id)
+        .map((o) => ({ kind: b.kind, namespace: o.metadata.namespace!, name: o.metadata.name })),
+    );
   const observers = new Map(
     BINDINGS.map((b) => [
       b.kind,
@@ -106,18 +116,34 @@ export async function engineWorld(
         cache: {
           lookup,
           referencesOf: (kind, spec) => BINDINGS.find((b) => b.kind === kind)?.references?.(spec as never),
+          // the objects of the namespace whose references name this one, as the manager's index
+          referrersOf: (kind, ns, name) =>
+            BINDINGS.flatMap((b) =>
+              kube
+                .all(b.plural)
+                .filter(
+                  (o) =>
+                    o.metadata.namespace === ns &&
+                    (b.references?.((o.spec ?? {}) as never) ?? []).some(
+                      (r) => r.kind === kind && r.name === name,
+                    ),
+                )
+                .map((o) => `${b.kind} ${o.metadata.name}`),
+            ).sort(),
           ownerState: async (object) => {
             const [kind, ns, name] = object.split('/') as [string, string, string];
             return kube.get(pluralOf(kind), ns, name) ? 'live' : 'gone';
           },
           list: () => kube.all(binding.plural),
-          managerOf: (id) => {
-            for (const b of BINDINGS)
-              for (const o of kube.all(b.plural))
-                if ((o.status as { id?: string } | undefined)?.id === id)
-                  return { kind: b.kind, namespace: o.metadata.namespace!, name: o.metadata.name };
-            return undefined;
-          },
+          // no change feed: every object is looked at each time
+          changes: () => undefined,
+          managerOf: (id) => holdersOf(id)[0],
+          managedElsewhere: (id, ns) => holdersOf(id).find((o) => o.namespace !== ns),
+          nameIds: (text) =>
+            text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
+              const o = holdersOf(id)[0];
+              return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
+            }),
           get: (key) => {
             const [ns, name] = key.split('/') as [string, string];
             return kube.get(binding.plural, ns, name);
@@ -132,27 +158,27 @@ export async function engineWorld(
     api,
     kube,
     secrets,
-    apply(kind, name, input, annotations) {
+    apply(kind, name, input, annotations, ns = NS) {
       // as admission would: the CRD schema's checks and defaults (CEL rules are the e2e
       // suite's) on the whole spec after the patch
       const schema = specSchema(BINDINGS.find((b) => b.kind === kind)!);
-      const existing = kube.get(pluralOf(kind), NS, name);
+      const existing = kube.get(pluralOf(kind), ns, name);
       if (existing) {
         const whole = schema.parse(applyMergePatch(existing.spec, input)) as Record<string, unknown>;
-        kube.editSpec(pluralOf(kind), NS, name, mergePatch(existing.spec ?? {}, whole));
+        kube.editSpec(pluralOf(kind), ns, name, mergePatch(existing.spec ?? {}, whole));
         return;
       }
       const spec = schema.parse(input) as Record<string, unknown>;
       kube.add(pluralOf(kind), {
         apiVersion: 'edge.tunnel.dev/v1alpha1',
         kind,
-        metadata: { name, namespace: NS, ...(annotations ? { annotations } : {}) },
+        metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
         spec,
       });
-      objects.push({ kind, name });
+      objects.push({ kind, name, ns });
     },
-    get: (kind, name) => kube.get(pluralOf(kind), NS, name),
-    reconcile: (kind, name) => engines.get(kind)!.reconcile(`${NS}/${name}`),
+    get: (kind, name, ns = NS) => kube.get(pluralOf(kind), ns, name),
+    reconcile: (kind, name, ns = NS) => engines.get(kind)!.reconcile(`${ns}/${name}`),
     recordIds: (kind, busy = () => false, opts = {}) => engines.get(kind)!.recordIds(busy, opts),
     async observe(kind) {
       for (const [k, o] of observers) if (!kind || k === kind) await o.refresh();
@@ -161,16 +187,16 @@ export async function engineWorld(
       for (let i = 0; i < passes; i++) {
         let busy = false;
         for (const o of objects) {
-          if (!w.get(o.kind, o.name)) continue;
-          const out = await w.reconcile(o.kind, o.name);
+          if (!w.get(o.kind, o.name, o.ns)) continue;
+          const out = await w.reconcile(o.kind, o.name, o.ns);
           if (out.retry || out.requeueAfterMs) busy = true;
-          if (w.ready(o.kind, o.name)?.status !== 'True') busy = true;
+          if (w.ready(o.kind, o.name, o.ns)?.status !== 'True') busy = true;
         }
         if (!busy) return;
       }
     },
-    ready: (kind, name) =>
-      (w.get(kind, name)?.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Ready'),
+    ready: (kind, name, ns = NS) =>
+      (w.get(kind, name, ns)?.status?.conditions as Condition[] | undefined)?.find((c) => c.type === 'Ready'),
     calls() {
       const now = emu.counters.snapshot();
       const diff: Record<string, number> = {};

@@ -12,7 +12,7 @@ import {
   INSTALLATION,
   resolveAccount,
 } from '../../src/operator/runtime/accounts/resolve.ts';
-import type { EngineAccounts } from '../../src/operator/runtime/engine.ts';
+import type { EngineAccounts } from '../../src/operator/runtime/engine/index.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { type EngineWorld, engineWorld, NS } from '../support/engine-world.ts';
 

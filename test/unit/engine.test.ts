@@ -480,4 +480,65 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(w.calls()).toEqual({ 'ipPolicies.delete 204': 1 });
     expect(reasons().filter((r) => r === 'Deleted')).toHaveLength(1);
   });
+
+  it('delete in use: a referenced object waits (InUse, naming its referrer) and goes once the referrer has', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', {});
+    w.apply('IPPolicyRule', 'office', {
+      ipPolicyRef: { name: 'corp' },
+      cidr: '203.0.113.0/24',
+      action: 'allow',
+    });
+    await w.converge();
+    const id = idOf('IPPolicy', 'corp');
+    w.kube.delete('ippolicies', 'team', 'corp');
+    w.calls();
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({
+      status: 'False',
+      reason: 'InUse',
+      message: expect.stringContaining(`${id} is still referenced by IPPolicyRule office`),
+    });
+    expect(w.calls()).toEqual({});
+    expect(w.emu.store.all('ipPolicies').map((p) => p.id)).toEqual([id]);
+    w.kube.delete('ippolicyrules', 'team', 'office');
+    await w.reconcile('IPPolicyRule', 'office');
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.get('IPPolicy', 'corp')).toBeUndefined();
+    expect(w.emu.store.all('ipPolicies')).toEqual([]);
+  });
+});
+
+describe('engine: a namespace is a tenant', () => {
+  it('an id of a resource another namespace manages is refused (ReferenceNotAllowed), with no API call', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', {}, undefined, 'other');
+    await w.converge();
+    const theirs = status(w.get('IPPolicy', 'corp', 'other')).id as string;
+    w.apply('IPPolicyRule', 'office', { ipPolicyID: theirs, cidr: '203.0.113.0/24', action: 'allow' });
+    w.calls();
+    await w.reconcile('IPPolicyRule', 'office');
+    expect(w.ready('IPPolicyRule', 'office')).toMatchObject({
+      status: 'False',
+      reason: 'ReferenceNotAllowed',
+      message: expect.stringContaining(
+        `spec.ipPolicyID: ${theirs} is managed by an object in another namespace`,
+      ),
+    });
+    expect(w.calls()).toEqual({});
+    expect(reasons()).toContain('ReferenceNotAllowed');
+  });
+
+  it('the same id is this namespace’s own to reference: the rule is created in it', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', {});
+    await w.converge();
+    w.apply('IPPolicyRule', 'office', {
+      ipPolicyID: idOf('IPPolicy', 'corp'),
+      cidr: '203.0.113.0/24',
+      action: 'allow',
+    });
+    await w.converge();
+    expect(w.ready('IPPolicyRule', 'office')).toMatchObject({ status: 'True' });
+  });
 });

@@ -8,23 +8,33 @@ import {
   FINALIZER,
   FORCE_DELETE_ANNOTATION,
   ID_ANNOTATION,
+  PAUSED_ANNOTATION,
+  RECONCILE_REQUESTED_ANNOTATION,
 } from '../../src/operator/runtime/constants.ts';
 import {
-  deleteFailure,
-  deleteGuard,
+  finalizerStep,
+  needsOwnerState,
+  ownership,
+  planReconcile,
+  planSync,
+  priorityOf,
+  unchanged,
+} from '../../src/operator/runtime/engine/plan.ts';
+import {
   digestsOf,
   driftOf,
   moduleChanges,
-  needsOwnerState,
-  observedId,
-  ownership,
-  planFinalize,
   planModules,
-  planObserve,
-  planSync,
   planUpdate,
   updateEvent,
-} from '../../src/operator/runtime/engine/plan.ts';
+} from '../../src/operator/runtime/engine/plan-changes.ts';
+import {
+  deleteFailure,
+  deleteGuard,
+  deleteTarget,
+  planFinalize,
+} from '../../src/operator/runtime/engine/plan-delete.ts';
+import { observeOnlyId, planObserveOnly } from '../../src/operator/runtime/engine/plan-observe-only.ts';
 import type { Remote, Wanted } from '../../src/operator/runtime/engine/types.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { legacySecretDigest, secretDigest } from '../../src/operator/runtime/module-compare.ts';
@@ -41,7 +51,7 @@ const THING = {
   kind: 'Thing',
   plural: 'things',
   desired: (s: Record<string, unknown>) => ({ name: s.name, region: s.region }),
-  observe: (r: Record<string, unknown>) => ({ name: r.name, region: r.region }),
+  fromRemote: (r: Record<string, unknown>) => ({ name: r.name, region: r.region }),
   updatable: ['name'],
   modules: [
     { name: 'tls', desired: () => null, put: noop, delete: noop },
@@ -443,13 +453,13 @@ describe('planModules: put when differing, delete when dropped, secrets by diges
   });
 });
 
-describe('observe only: the id, ownership and drift', () => {
+describe('observe-only: the id, ownership and drift', () => {
   const observe = (o: {
     seen?: ReturnType<typeof found> | { found: false };
     want?: Wanted;
     ownerState?: 'live' | 'gone';
   }) =>
-    planObserve({
+    planObserveOnly({
       binding: THING,
       obj: obj({ ann: { [ID_ANNOTATION]: 'thg_1' } }),
       clusterId: CLUSTER,
@@ -524,13 +534,13 @@ describe('observe only: the id, ownership and drift', () => {
     expect(observe(input)).toMatchObject(expected);
   });
   it('no id annotation and no status id: ObserveWithoutID', () => {
-    expect(observedId(obj())).toMatchObject({ action: 'stall', reason: 'ObserveWithoutID' });
+    expect(observeOnlyId(obj())).toMatchObject({ action: 'stall', reason: 'ObserveWithoutID' });
   });
   it('the id annotation names the resource', () => {
-    expect(observedId(obj({ ann: { [ID_ANNOTATION]: 'thg_2' }, id: 'thg_1' }))).toEqual({ id: 'thg_2' });
+    expect(observeOnlyId(obj({ ann: { [ID_ANNOTATION]: 'thg_2' }, id: 'thg_1' }))).toEqual({ id: 'thg_2' });
   });
   it('status.id serves without the annotation', () => {
-    expect(observedId(obj({ id: 'thg_1' }))).toEqual({ id: 'thg_1' });
+    expect(observeOnlyId(obj({ id: 'thg_1' }))).toEqual({ id: 'thg_1' });
   });
   it('driftOf lists fields, description, metadata and modules in that order', () => {
     expect(
@@ -727,5 +737,353 @@ describe('deleteFailure', () => {
     expect(deleteFailure('thg_1', new Error('socket hang up'))).toMatchObject({
       phase: { message: 'delete thg_1: socket hang up' },
     });
+  });
+});
+
+/** An object as the start of a reconcile sees it: deleting or not, paused, resumed, observe-only. */
+const at = (
+  o: ObjOpts & { deleting?: boolean; conditions?: unknown[]; handled?: string } = {},
+): KubeObject => {
+  const x = obj(o);
+  if (o.deleting) x.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+  if (o.conditions) (x.status as Record<string, unknown>).conditions = o.conditions;
+  if (o.handled) (x.status as Record<string, unknown>).lastHandledReconcileAt = o.handled;
+  return x;
+};
+const OBSERVE_ONLY = { managementPolicy: 'Observe' };
+const PENDING = { [CREATE_PENDING_ANNOTATION]: '2026-01-01T00:00:00Z' };
+
+describe('finalizerStep: present or absent x deleting or not', () => {
+  const cases: [string, KubeObject, string][] = [
+    ['deleting, present: finalize', at({ deleting: true, id: 'thg_1' }), 'finalize'],
+    ['deleting, present, no id yet: finalize (it may have been created)', at({ deleting: true }), 'finalize'],
+    [
+      'deleting, absent: release, nothing remains remotely',
+      at({ deleting: true, finalizers: [], id: 'thg_1' }),
+      'release',
+    ],
+    ['deleting, only another finalizer: release', at({ deleting: true, finalizers: ['other'] }), 'release'],
+    ['not deleting, present: keep', at({ id: 'thg_1' }), 'keep'],
+    ['not deleting, absent, an id in status: restore', at({ finalizers: [], id: 'thg_1' }), 'restore'],
+    ['not deleting, absent, a create pending: restore', at({ finalizers: [], ann: PENDING }), 'restore'],
+    ['not deleting, absent, nothing remote yet: add with the first write', at({ finalizers: [] }), 'add'],
+    [
+      'not deleting, absent, an id to adopt: add with the first write',
+      at({ finalizers: [], ann: { [ID_ANNOTATION]: 'thg_1' } }),
+      'add',
+    ],
+    [
+      'not deleting, absent, observe-only: none, it never deletes',
+      at({ finalizers: [], id: 'thg_1', spec: OBSERVE_ONLY }),
+      'none',
+    ],
+    [
+      'deleting, present, observe-only: finalize (the resource is retained)',
+      at({ deleting: true, spec: OBSERVE_ONLY }),
+      'finalize',
+    ],
+  ];
+  it.each(cases)('%s', (_what, o, expected) => {
+    expect(finalizerStep(o)).toBe(expected);
+  });
+});
+
+describe('planReconcile: paused, deleting, observe-only or a sync', () => {
+  const paused = { [PAUSED_ANNOTATION]: 'true' };
+  const pausedCondition = { type: 'Paused', status: 'True', reason: 'ReconcilePaused' };
+  const cases: [string, KubeObject, Record<string, unknown>][] = [
+    ['paused: say so once', at({ ann: paused, id: 'thg_1' }), { step: { action: 'pause', write: true } }],
+    [
+      'paused and said: nothing at all',
+      at({ ann: paused, conditions: [pausedCondition] }),
+      { step: { action: 'pause', write: false } },
+    ],
+    [
+      'paused while deleting: the delete waits',
+      at({ ann: paused, deleting: true }),
+      { step: { action: 'pause', write: true } },
+    ],
+    [
+      'paused but "false": not paused',
+      at({ ann: { [PAUSED_ANNOTATION]: 'false' } }),
+      { step: { action: 'sync' } },
+    ],
+    [
+      'resumed: said, and a sync',
+      at({ conditions: [pausedCondition] }),
+      { step: { action: 'sync' }, resumed: true },
+    ],
+    ['not paused before: not resumed', at({}), { resumed: false }],
+    [
+      'deleting without the finalizer: release',
+      at({ deleting: true, finalizers: [] }),
+      { step: { action: 'release' } },
+    ],
+    [
+      'resumed while deleting without the finalizer: said, then released',
+      at({ deleting: true, finalizers: [], conditions: [pausedCondition] }),
+      { step: { action: 'release' }, resumed: true },
+    ],
+    ['deleting with the finalizer: finalize', at({ deleting: true }), { step: { action: 'finalize' } }],
+    [
+      'deleting an observe-only object: finalize (it retains)',
+      at({ deleting: true, spec: OBSERVE_ONLY }),
+      { step: { action: 'finalize' } },
+    ],
+    ['observe-only', at({ spec: OBSERVE_ONLY }), { step: { action: 'observe-only' } }],
+    [
+      'observe-only without the finalizer: still observe-only',
+      at({ spec: OBSERVE_ONLY, finalizers: [] }),
+      { step: { action: 'observe-only' } },
+    ],
+    ['a sync that keeps the finalizer', at({ id: 'thg_1' }), { step: { action: 'sync', finalizer: 'keep' } }],
+    [
+      'a sync that restores it',
+      at({ id: 'thg_1', finalizers: [] }),
+      { step: { action: 'sync', finalizer: 'restore' } },
+    ],
+    [
+      'a sync that adds it with the first write',
+      at({ finalizers: [] }),
+      { step: { action: 'sync', finalizer: 'add' } },
+    ],
+    [
+      'a reconcile asked for',
+      at({ ann: { [RECONCILE_REQUESTED_ANNOTATION]: 't2' }, handled: 't1' }),
+      { requested: 't2' },
+    ],
+    [
+      'a reconcile asked for and handled: none',
+      at({ ann: { [RECONCILE_REQUESTED_ANNOTATION]: 't1' }, handled: 't1' }),
+      { requested: undefined },
+    ],
+  ];
+  it.each(cases)('%s', (_what, o, expected) => {
+    expect(planReconcile(o)).toMatchObject(expected);
+  });
+});
+
+describe('priorityOf: one definition, for the queue and the API budget', () => {
+  const cases: [string, KubeObject, string | undefined, string][] = [
+    ['a create: high', at({}), undefined, 'high'],
+    [
+      'an edit of something that exists: urgent',
+      at({ id: 'thg_1', gen: 2, observedGen: 1 }),
+      undefined,
+      'urgent',
+    ],
+    [
+      'an edit before the first sync finished (no id): high',
+      at({ gen: 2, observedGen: 1 }),
+      undefined,
+      'high',
+    ],
+    ['in sync, looked at again: high', at({ id: 'thg_1', gen: 2, observedGen: 2 }), undefined, 'high'],
+    ['a delete: urgent', at({ deleting: true }), undefined, 'urgent'],
+    ['a reconcile asked for: urgent', at({ gen: 2, observedGen: 2 }), 't2', 'urgent'],
+  ];
+  it.each(cases)('%s', (_what, o, requested, expected) => {
+    expect(priorityOf(o, requested)).toBe(expected);
+  });
+});
+
+describe('unchanged: whether a sync can be skipped', () => {
+  const o = () => {
+    const x = at({ id: 'thg_1', gen: 2 });
+    x.metadata.resourceVersion = '10';
+    return x;
+  };
+  const last = { at: 1000, generation: 2, id: 'thg_1', status: o().status, resourceVersion: '10' };
+  const snapshot = (completedAt: number, pageAt?: number) => ({
+    startedAt: completedAt - 10,
+    completedAt,
+    items: new Map(
+      pageAt === undefined ? [] : [['thg_1', { remote: { id: 'thg_1', uri: 'u' }, at: pageAt }]],
+    ),
+  });
+  const base = { obj: o(), last, resyncMs: 1000, now: 1500 };
+  const cases: [string, Partial<Parameters<typeof unchanged>[0]>, boolean][] = [
+    ['nothing remembered: a sync', { last: undefined }, false],
+    ['a reconcile asked for: a sync', { requested: 't' }, false],
+    ['a new generation: a sync', { last: { ...last, generation: 1 } }, false],
+    ['status written by someone else: a sync', { last: { ...last, status: { id: 'thg_9' } } }, false],
+    [
+      'status differs but the cache lags behind this process: unchanged',
+      { last: { ...last, status: {}, resourceVersion: '11' } },
+      true,
+    ],
+    ['no bulk list, resync not due: unchanged', {}, true],
+    ['no bulk list, resync due (80% of the period): a sync', { now: 1800 }, false],
+    ['a bulk list on its way: unchanged, wait for it', { bulk: { failing: false } }, true],
+    ['the bulk lists fail, resync due: a sync', { bulk: { failing: true }, now: 1900 }, false],
+    [
+      'a newer list showing the resource after the last write: a sync',
+      { bulk: { latest: snapshot(1200, 1195), failing: false }, lastRemoteWrite: 1100 },
+      false,
+    ],
+    [
+      'a newer list whose page predates this process’s write: unchanged',
+      { bulk: { latest: snapshot(1200, 1050), failing: false }, lastRemoteWrite: 1100 },
+      true,
+    ],
+    [
+      'a newer list without the resource, begun after the write: a sync (it may be gone)',
+      { bulk: { latest: snapshot(1200), failing: false }, lastRemoteWrite: 1100 },
+      false,
+    ],
+    ['an older list: unchanged', { bulk: { latest: snapshot(900, 895), failing: false } }, true],
+  ];
+  it.each(cases)('%s', (_what, input, expected) => {
+    expect(unchanged({ ...base, ...input } as Parameters<typeof unchanged>[0])).toBe(expected);
+  });
+});
+
+describe('planSync: conflicts and the finalizer', () => {
+  /** THING keeping its name unique, as a route keeps its match on an edge. */
+  const UNIQUE = {
+    ...THING,
+    conflict: { key: (d: Record<string, unknown>) => String(d.name), what: 'the name n' },
+  } as unknown as AnyBinding;
+  const other = (o: { id?: string; ns?: string; name?: string } = {}) => {
+    const x = obj({ id: o.id, uid: 'uid-b' });
+    x.metadata.name = o.name ?? 'b';
+    x.metadata.namespace = o.ns ?? 'team';
+    return { key: 'n', obj: x };
+  };
+  const conflict = (c: Partial<NonNullable<Parameters<typeof planSync>[0]['conflict']>>) => ({
+    key: 'n',
+    others: [],
+    live: { has: () => false },
+    remotes: [],
+    ...c,
+  });
+  const plan = (o: Partial<Parameters<typeof planSync>[0]>) =>
+    planSync({
+      binding: UNIQUE,
+      obj: obj(),
+      clusterId: CLUSTER,
+      digestKey: KEY,
+      want: want(),
+      ...o,
+    });
+  const cases: [string, Partial<Parameters<typeof planSync>[0]>, Record<string, unknown>][] = [
+    [
+      'another object of the namespace holds the key: Conflict naming it, looked at again soon',
+      { conflict: conflict({ others: [other({ id: 'thg_2' })] }) },
+      {
+        action: 'stall',
+        reason: 'Conflict',
+        message: 'Thing b has the name n: delete one of them, or change this one',
+        requeueAfterMs: 15_000,
+      },
+    ],
+    [
+      'another namespace’s object: Conflict, not named',
+      { conflict: conflict({ others: [other({ id: 'thg_2', ns: 'other' })] }) },
+      {
+        action: 'stall',
+        reason: 'Conflict',
+        message: expect.stringContaining('an object in another namespace'),
+      },
+    ],
+    [
+      'another object without an id yet: no conflict, a create',
+      { conflict: conflict({ others: [other()] }) },
+      { action: 'create' },
+    ],
+    [
+      'a listed resource made outside the cluster: Conflict',
+      {
+        conflict: conflict({ remotes: [{ id: 'thg_7', remote: { id: 'thg_7', name: 'n', metadata: '' } }] }),
+      },
+      {
+        action: 'stall',
+        reason: 'Conflict',
+        message: expect.stringContaining('thg_7, made outside the cluster'),
+      },
+    ],
+    [
+      'the object already holds the key with its own resource: no conflict',
+      {
+        id: 'thg_1',
+        seen: found(),
+        conflict: conflict({ others: [other({ id: 'thg_2' })] }),
+        obj: obj({ id: 'thg_1' }),
+      },
+      { action: 'nothing' },
+    ],
+    ['no candidates: a create', { conflict: conflict({}) }, { action: 'create' }],
+    [
+      'adopting by annotation without the finalizer: added with the first write',
+      {
+        obj: obj({ finalizers: [], ann: { [ID_ANNOTATION]: 'thg_1' } }),
+        id: 'thg_1',
+        seen: found(),
+        finalizer: 'add',
+      },
+      { action: 'adopt', addFinalizer: true },
+    ],
+    [
+      'an update with the finalizer kept: nothing added',
+      { obj: obj({ id: 'thg_1' }), id: 'thg_1', seen: found(remote({ name: 'old' })), finalizer: 'keep' },
+      { action: 'update', patch: { name: 'n' } },
+    ],
+  ];
+  it.each(cases)('%s', (_what, input, expected) => {
+    expect(plan(input)).toMatchObject(expected);
+  });
+  it('no finalizer step named: none added', () => {
+    expect(plan({ obj: obj({ id: 'thg_1' }), id: 'thg_1', seen: found() })).not.toHaveProperty(
+      'addFinalizer',
+    );
+  });
+});
+
+describe('observe-only: the DriftObserved Event only when the drift is new or different', () => {
+  const readyWith = (message: string) => {
+    const o = obj({ ann: { [ID_ANNOTATION]: 'thg_1' } });
+    (o.status as Record<string, unknown>).conditions = [{ type: 'Ready', status: 'True', message }];
+    return o;
+  };
+  const drifted = 'thg_1 differs from the spec in region (managementPolicy Observe: left as it is)';
+  const observe = (o: KubeObject, w: Wanted) =>
+    planObserveOnly({ binding: THING, obj: o, clusterId: CLUSTER, id: 'thg_1', seen: found(), want: w });
+  it('new drift: the Event', () => {
+    expect(
+      observe(
+        readyWith('thg_1 equals the spec (managementPolicy Observe)'),
+        want({ desired: { region: 'us' } }),
+      ),
+    ).toMatchObject({
+      event: { reason: 'DriftObserved', message: 'thg_1 differs from the spec in region' },
+    });
+  });
+  it('the same drift again: no Event', () => {
+    expect(observe(readyWith(drifted), want({ desired: { region: 'us' } }))).not.toHaveProperty('event');
+  });
+  it('no drift: no Event', () => {
+    expect(observe(readyWith(drifted), want())).not.toHaveProperty('event');
+  });
+});
+
+describe('deleteTarget: which resource a DELETE may take', () => {
+  const released = { action: 'release' as const, reason: 'OwnedElsewhere' as const, message: '' };
+  const cases: [string, string | undefined, string | undefined][] = [
+    ['its own: the id', deleteTarget('thg_1', { action: 'delete' }), 'thg_1'],
+    ['gone already: none', deleteTarget('thg_1', { action: 'gone' }), undefined],
+    ['another’s, and none of its own: none', deleteTarget('thg_1', released), undefined],
+    [
+      'another’s, its own found by marker: that one',
+      deleteTarget('thg_1', released, { id: 'thg_5' }),
+      'thg_5',
+    ],
+    [
+      'another’s, the marker search finds the same id: none',
+      deleteTarget('thg_1', released, { id: 'thg_1' }),
+      undefined,
+    ],
+  ];
+  it.each(cases)('%s', (_what, target, expected) => {
+    expect(target).toBe(expected);
   });
 });

@@ -21,7 +21,7 @@ const edgeBase = {
   status: z.object({ hostports: z.array(z.string()).optional() }),
   columns: [{ name: 'Hostports', type: 'string' as const, jsonPath: '.spec.hostports' }],
   desired: (s: { hostports?: string[] }): Hosts => ({ hostports: s.hostports ?? [] }),
-  observe: (r: { hostports: string[] | null }): Hosts => ({ hostports: r.hostports ?? [] }),
+  fromRemote: (r: { hostports: string[] | null }): Hosts => ({ hostports: r.hostports ?? [] }),
   updatable: ['hostports'] as const,
   statusOf: (r: { hostports: string[] | null }) => ({ hostports: r.hostports ?? [] }),
 };

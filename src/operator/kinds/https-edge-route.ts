@@ -226,7 +226,7 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
   secrets: (s) => MODULE_NAMES.flatMap((n) => MODULES[n].secrets(s[camel(n)], `spec.${camel(n)}`)),
   desired: (s, ref) =>
     ({ edge_id: edge.toWire(s, { ref, secret: noSecrets }) as string, ...own.desired(s, ref) }) as Desired,
-  observe: (r) => ({ edge_id: r.edge_id, match_type: r.match_type, match: r.match }),
+  fromRemote: (r) => ({ edge_id: r.edge_id, match_type: r.match_type, match: r.match }),
   desiredFromStatus: (st) => ({ edge_id: st.edgeID as string }),
   updatable: own.updatable as (keyof Desired)[],
   conflict: {

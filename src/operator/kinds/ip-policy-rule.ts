@@ -32,7 +32,7 @@ export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
   ],
   references: (s) => fields.references(s, 'spec'),
   desired: (s, ref) => fields.desired(s, ref) as Desired,
-  observe: (r) => ({ cidr: r.cidr, action: r.action, ip_policy_id: r.ip_policy.id }),
+  fromRemote: (r) => ({ cidr: r.cidr, action: r.action, ip_policy_id: r.ip_policy.id }),
   updatable: fields.updatable as (keyof Desired)[],
   conflict: {
     key: (d) => `${d.ip_policy_id} ${d.cidr.toLowerCase()}`,

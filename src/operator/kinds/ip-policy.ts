@@ -10,7 +10,7 @@ export const IPPolicy = defineBinding<Record<string, never>, Remote, Record<stri
     'A named set of IP policy rules (IPPolicyRule) that IP restrictions and route modules enforce.',
   spec: z.object({}),
   desired: () => ({}),
-  observe: () => ({}),
+  fromRemote: () => ({}),
   updatable: [],
   api: crudApi((c) => c.ipPolicies),
   exportSpec: () => ({}),

@@ -39,7 +39,7 @@ export const IPRestriction = defineBinding<Spec, Remote, Desired>({
     // the API keeps order but it carries no meaning: compare sorted, so no write is spent on it
     return { ...d, enforced: d.enforced ?? false, ip_policy_ids: [...new Set(d.ip_policy_ids)].sort() };
   },
-  observe: (r) => ({
+  fromRemote: (r) => ({
     type: r.type,
     enforced: r.enforced,
     ip_policy_ids: r.ip_policies.map((p) => p.id).sort(),

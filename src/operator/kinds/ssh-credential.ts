@@ -29,7 +29,11 @@ export const SSHCredential = defineBinding<Spec, Remote, Desired>({
     acl: s.acl ?? [],
     ...(s.ownerID ? { owner_id: s.ownerID } : {}),
   }),
-  observe: (r) => ({ public_key: r.public_key, acl: r.acl, ...(r.owner_id ? { owner_id: r.owner_id } : {}) }),
+  fromRemote: (r) => ({
+    public_key: r.public_key,
+    acl: r.acl,
+    ...(r.owner_id ? { owner_id: r.owner_id } : {}),
+  }),
   updatable: fields.updatable as (keyof Desired)[],
   // the key itself (type and base64), not its comment
   conflict: {

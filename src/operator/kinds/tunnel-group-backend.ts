@@ -28,7 +28,7 @@ export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<s
     ).optional(),
   }),
   desired: (s) => ({ labels: s.labels }),
-  observe: (r) => ({ labels: r.labels ?? {} }),
+  fromRemote: (r) => ({ labels: r.labels ?? {} }),
   updatable: ['labels'],
   api: crudApi((c) => c.tunnelGroupBackends),
   statusOf: (r) => ({ tunnels: r.tunnels }),

@@ -42,7 +42,7 @@ export const WeightedBackend = defineBinding<Spec, Remote, { backends: Record<st
       s.backends.map((b) => [b.backendID ?? ref(b.backendRef!.kind, b.backendRef!.name), b.weight]),
     ),
   }),
-  observe: (r) => ({ backends: r.backends }),
+  fromRemote: (r) => ({ backends: r.backends }),
   updatable: ['backends'],
   api: crudApi((c) => c.weightedBackends),
   statusOf: (r) => ({ backends: r.backends }),

@@ -117,7 +117,7 @@ export interface Binding<
    */
   conflict?: { key(d: Desired): string; what: string };
   /** The same shape read back from a remote resource, for comparison. */
-  observe(remote: Remote): Desired;
+  fromRemote(remote: Remote): Desired;
   /** Fields the API's update accepts; any other difference cannot be put right in place. */
   updatable: readonly (keyof Desired & string)[];
   api: {

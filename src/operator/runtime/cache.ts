@@ -2,7 +2,7 @@
 // object behind a remote id, whether an owner still exists, and each kind's view (EngineCache).
 import type { AnyBinding } from './binding.ts';
 import { managedResource } from './constants.ts';
-import type { EngineCache } from './engine.ts';
+import type { EngineCache } from './engine/index.ts';
 import { type Informer, keyAt } from './informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
 import { type References, refOf } from './references.ts';

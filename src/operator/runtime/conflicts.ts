@@ -14,7 +14,7 @@ export interface Conflict {
   message: string;
 }
 
-interface Candidate {
+export interface Candidate {
   obj: KubeObject;
   key: string;
 }
@@ -157,7 +157,8 @@ export function findConflict(input: {
       };
   }
   for (const r of input.remotes) {
-    if (r.id === input.selfId || binding.conflict!.key(binding.observe(r.remote as never)) !== key) continue;
+    if (r.id === input.selfId || binding.conflict!.key(binding.fromRemote(r.remote as never)) !== key)
+      continue;
     const owner = decodeMetadata(r.remote.metadata).owner;
     if (owner?.uid === self.metadata.uid) continue;
     // this installation's resource whose object is gone: deleted since the list (or about to be

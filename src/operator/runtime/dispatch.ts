@@ -3,6 +3,7 @@
 // reverse index of references kept current. Handlers only enqueue.
 import type { ObjectCache } from './cache.ts';
 import { RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
+import { priorityOf, requestedReconcile } from './engine/index.ts';
 import { keyAt, keyOf } from './informer.ts';
 import type { KubeObject } from './kube.ts';
 import type { Metrics } from './metrics.ts';
@@ -86,14 +87,14 @@ export class Dispatch {
     // an object that collided with this one may go on now
     for (const k of this.conflicted.get(c.binding.kind) ?? []) c.queue.add(k);
     this.o.references.remove(c.binding.kind, key);
-    c.engine.forget(key);
+    c.engine.readAfresh(key);
     c.engine.drop(key);
     // a referenced object waiting on its dependents to go may now be deletable
     for (const r of c.binding.references?.(obj.spec ?? {}) ?? [])
       this.o.controllers.get(r.kind)?.queue.add(keyAt(obj.metadata.namespace ?? '', r.name));
   }
 
-  /** An edit or a delete of something that exists goes before creates and observation. */
+  /** A change (an edit, a delete, a reconcile asked for) takes the engine's priority (priorityOf). */
   private onChange(c: Controller, type: 'add' | 'update', obj: KubeObject, old?: KubeObject): void {
     const key = keyOf(obj);
     const requested = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
@@ -102,7 +103,7 @@ export class Dispatch {
       (obj.metadata.generation !== old?.metadata.generation ||
         (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
         (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
-    const urgent = changed && !!(obj.status as { id?: string } | undefined)?.id;
+    const urgent = changed && priorityOf(obj, requestedReconcile(obj)) === 'urgent';
     c.queue.add(key, urgent ? 'urgent' : 'high');
     if (urgent) c.engine.escalate(key);
   }
@@ -113,7 +114,7 @@ export class Dispatch {
     )) {
       const other = this.o.controllers.get(k);
       // a new id or a rotated Secret must be looked at even when no resync is due
-      other?.engine.forget(key);
+      other?.engine.readAfresh(key);
       other?.queue.add(key);
     }
   }

@@ -18,7 +18,7 @@ import { ObjectCache } from './cache.ts';
 import { INSTANCE_LABEL, managedResource } from './constants.ts';
 import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
-import { Engine, type EngineAccounts } from './engine.ts';
+import { Engine, type EngineAccounts } from './engine/index.ts';
 import { EventRecorder } from './events.ts';
 import { Informer } from './informer.ts';
 import type { Kube, KubeObject } from './kube.ts';

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
-import type { Engine } from './engine.ts';
+import type { Engine } from './engine/index.ts';
 import type { Informer } from './informer.ts';
 import type { Metrics } from './metrics.ts';
 import type { Observer } from './observer.ts';

@@ -1,25 +1,32 @@
 // The managed-resource engine: one reconciler for every kind. A binding says what differs
-// between kinds; everything here is the same for all of them. The decisions are plan.ts's,
-// carried out by execute.ts and reported by report.ts.
-import { type Priority, type PriorityCell, withPriority } from '../../../api/rate-limiter.ts';
+// between kinds; everything here is the same for all of them. Each reconcile reads
+// resolve -> read -> plan -> execute -> report: resolve.ts (what the spec wants), read.ts
+// (what the API and the caches hold), plan*.ts (every decision, pure), execute.ts (the
+// writes), report.ts (status, conditions, Events). A failure is a value (failure.ts) from
+// wherever it arises to the report.
+import { type PriorityCell, withPriority } from '../../../api/rate-limiter.ts';
 import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../binding.ts';
-import {
-  CREATE_PENDING_ANNOTATION,
-  FINALIZER,
-  ID_ANNOTATION,
-  managedResource,
-  PAUSED_ANNOTATION,
-  RECONCILE_REQUESTED_ANNOTATION,
-} from '../constants.ts';
+import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION, managedResource } from '../constants.ts';
 import { keyOf } from '../informer.ts';
 import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube.ts';
-import { CONFLICT_RECHECK_MS, ConditionError, stall } from './condition-error.ts';
-import { act, finalize, keepFinalizer, knownId, ownerStateFor, patchMeta } from './execute.ts';
+import * as execute from './execute.ts';
+import { ConditionError, type Failure, failure, fromStall, isFailure } from './failure.ts';
 import { Memos } from './memo.ts';
-import { Conflicts, observerFor, unchanged } from './observe.ts';
-import { digestsOf, observedId, planObserve } from './plan.ts';
-import { pause, remember, reportFailure, writeStatus } from './report.ts';
+import {
+  isPaused,
+  ownerOf,
+  planReconcile,
+  planSync,
+  type ReconcilePlan,
+  type SyncDecision,
+  unchanged,
+} from './plan.ts';
+import { digestsOf, planModules } from './plan-changes.ts';
+import { deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
+import { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
+import { ConflictReader, findOwned, readDeleteEvidence, readerFor, readId, readOwnerState } from './read.ts';
+import * as report from './report.ts';
 import { wanted } from './resolve.ts';
 import {
   type EngineContext,
@@ -27,42 +34,20 @@ import {
   type Outcome,
   type Remote,
   type ScopedOptions,
+  type Seen,
   statusOf,
+  type Wanted,
 } from './types.ts';
 
 /** An object waiting for its account looks again this often (an account turning Ready re-queues it sooner). */
 const ACCOUNT_RECHECK_MS = 60_000;
-
-const isPaused = (obj: KubeObject) => obj.metadata.annotations?.[PAUSED_ANNOTATION] === 'true';
-/** managementPolicy Observe: read and report, never write to the account. */
-const observesOnly = (obj: KubeObject) =>
-  (obj.spec as { managementPolicy?: string } | undefined)?.managementPolicy === 'Observe';
-/** A reconcile-requested-at value not handled yet. */
-const requestedReconcile = (obj: KubeObject): string | undefined => {
-  const v = obj.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
-  return v && v !== statusOf(obj).lastHandledReconcileAt ? v : undefined;
-};
-
-/**
- * Why a reconcile calls the API decides its place in the budget: a change to a resource
- * that exists (an edit, a delete) before creates, both before observation. A reconcile
- * asked for by annotation is a user's request too.
- */
-export function priorityOf(obj: KubeObject, requested: string | undefined): Priority {
-  const status = statusOf(obj);
-  return obj.metadata.deletionTimestamp ||
-    requested ||
-    (status.id && status.observedGeneration !== obj.metadata.generation)
-    ? 'urgent'
-    : 'high';
-}
 
 export class Engine implements EngineContext {
   readonly binding: AnyBinding;
   readonly resource: ResourcePath;
   readonly opts: ScopedOptions;
   readonly memos = new Memos();
-  private readonly conflicts: Conflicts;
+  private readonly conflicts: ConflictReader;
 
   constructor(o: EngineOptions) {
     // without accounts every object uses `api`; with them, each reconcile gets its account's
@@ -71,7 +56,7 @@ export class Engine implements EngineContext {
     this.opts = o as ScopedOptions;
     this.binding = o.binding;
     this.resource = managedResource(o.binding.plural);
-    this.conflicts = new Conflicts(this);
+    this.conflicts = new ConflictReader(this);
   }
 
   /**
@@ -80,7 +65,7 @@ export class Engine implements EngineContext {
    * object resolves to, which must be the one holding it. No account, or one not Ready: a
    * condition, and no API request.
    */
-  private scope(obj: KubeObject): EngineContext {
+  private scope(obj: KubeObject): EngineContext | Failure {
     const accounts = this.opts.accounts;
     if (!accounts) return this;
     const st = statusOf(obj);
@@ -90,14 +75,14 @@ export class Engine implements EngineContext {
     else {
       const r = accounts.accountOf(obj);
       if (!r.ok)
-        throw new ConditionError(
+        return failure(
           { state: r.state, reason: r.reason, message: r.message },
           r.state === 'progressing' ? { requeueAfterMs: ACCOUNT_RECHECK_MS } : {},
         );
       id = r.id;
     }
     const u = accounts.use(id, this.binding.kind, !!obj.metadata.deletionTimestamp);
-    if ('phase' in u) throw new ConditionError(u.phase, { requeueAfterMs: ACCOUNT_RECHECK_MS });
+    if ('phase' in u) return failure(u.phase, { requeueAfterMs: ACCOUNT_RECHECK_MS });
     return {
       opts: { ...this.opts, api: u.client, observer: u.observer },
       account: id,
@@ -137,7 +122,7 @@ export class Engine implements EngineContext {
       // the cache has not seen the status write yet: next round
       if (statusOf(cached).id !== id) continue;
       try {
-        await patchMeta(this, structuredClone(cached), {
+        await execute.patchMeta(this, structuredClone(cached), {
           annotations: { [ID_ANNOTATION]: id, [CREATE_PENDING_ANNOTATION]: null },
         });
         memo.idToRecord = undefined;
@@ -151,8 +136,9 @@ export class Engine implements EngineContext {
     return written;
   }
 
-  forget(key: string): void {
-    this.memos.forget(key);
+  /** What this process knows of the object may be stale (a watch gap, a referenced object changed): read afresh. */
+  readAfresh(key: string): void {
+    this.memos.readAfresh(key);
   }
 
   /**
@@ -183,144 +169,189 @@ export class Engine implements EngineContext {
       if (memo) memo.last = undefined;
       return {};
     }
-    if (isPaused(obj)) return pause(this, obj);
-    if (statusOf(obj).conditions?.some((c) => c.type === 'Paused')) {
-      // resumed: one observation, whatever the last sync knew
-      this.memos.of(key).last = undefined;
-      this.opts.events.record(
-        obj,
-        'Normal',
-        'ReconcileResumed',
-        `${PAUSED_ANNOTATION} removed: reconciling again`,
-      );
-    }
-    const requested = requestedReconcile(obj);
+    const p = planReconcile(obj);
+    if (p.step.action === 'pause') return p.step.write ? report.pause(this, obj) : {};
+    if (p.resumed) report.resumed(this, obj);
     // nothing of it remains remotely (or it never had anything): no account needed to let it go
-    if (obj.metadata.deletionTimestamp && !obj.metadata.finalizers?.includes(FINALIZER)) return {};
+    if (p.step.action === 'release') return {};
+    let result: Outcome | Failure;
     try {
-      const ctx = this.scope(obj);
-      // the object's namespace is the flow whose turn its calls take
-      const cell: PriorityCell = { priority: priorityOf(obj, requested), flow: obj.metadata.namespace ?? '' };
-      this.memos.of(key).running = cell;
-      return await withPriority(cell, () =>
-        obj.metadata.deletionTimestamp ? finalize(ctx, obj) : this.sync(ctx, obj, resetsAtStart, requested),
-      ).finally(() => {
-        const memo = this.memos.peek(key);
-        if (memo?.running === cell) memo.running = undefined;
-      });
+      result = await this.run(obj, p, resetsAtStart);
     } catch (err) {
-      if (err instanceof ConditionError) return reportFailure(this, obj, err, resetsAtStart, requested);
-      if (err instanceof KubeError && isConflict(err)) return { retry: true };
-      throw err;
+      if (err instanceof ConditionError) result = err.failure;
+      else if (err instanceof KubeError && isConflict(err)) return { retry: true };
+      else throw err;
     }
+    return isFailure(result) ? report.reportFailure(this, obj, result, resetsAtStart, p.requested) : result;
+  }
+
+  /** The object's account, then its step at its priority (the namespace is the flow whose turn it takes). */
+  private async run(obj: KubeObject, p: ReconcilePlan, resetsAtStart: number): Promise<Outcome | Failure> {
+    const ctx = this.scope(obj);
+    if (isFailure(ctx)) return ctx;
+    const key = keyOf(obj);
+    const cell: PriorityCell = { priority: p.priority, flow: obj.metadata.namespace ?? '' };
+    this.memos.of(key).running = cell;
+    const step = p.step;
+    return withPriority(cell, () =>
+      step.action === 'finalize'
+        ? this.finalize(ctx, obj)
+        : step.action === 'observe-only'
+          ? this.observeOnly(ctx, obj, p.requested, resetsAtStart)
+          : this.sync(ctx, obj, step.action === 'sync' ? step.finalizer : 'keep', p.requested, resetsAtStart),
+    ).finally(() => {
+      const memo = this.memos.peek(key);
+      if (memo?.running === cell) memo.running = undefined;
+    });
+  }
+
+  private unchanged(ctx: EngineContext, obj: KubeObject, requested: string | undefined): boolean {
+    const memo = this.memos.peek(keyOf(obj));
+    return unchanged({
+      obj,
+      requested,
+      last: memo?.last,
+      lastRemoteWrite: memo?.lastRemoteWrite,
+      bulk: ctx.opts.observer,
+      resyncMs: this.opts.resyncMs,
+      now: Date.now(),
+    });
   }
 
   /**
-   * observe -> compare -> act. What the object wants (references, Secrets, modules), what
-   * the API holds (from the kind's bulk observation when it is fresh for this object,
-   * else one GET), then create, recreate, adopt or update, and report.
+   * resolve -> read -> plan -> execute -> report. What the object wants (references,
+   * Secrets, modules), what the API holds (from the kind's bulk list when it is fresh for
+   * this object, else one GET), then create, recreate, adopt or update, and report.
    */
   private async sync(
     ctx: EngineContext,
     obj: KubeObject,
+    finalizer: 'keep' | 'restore' | 'add',
+    requested: string | undefined,
     resetsAtStart: number,
-    requested?: string,
-  ): Promise<Outcome> {
+  ): Promise<Outcome | Failure> {
     const key = keyOf(obj);
-    if (observesOnly(obj)) return this.observeOnly(ctx, obj, resetsAtStart, requested);
-    await keepFinalizer(ctx, obj);
-    if (!requested && unchanged(ctx, key, obj)) return {};
+    if (finalizer === 'restore') await execute.restoreFinalizer(ctx, obj);
+    if (this.unchanged(ctx, obj, requested)) return {};
     // asked for by annotation: read the resource itself, not the kind's last list
-    const observer = observerFor(ctx, key, !!requested);
+    const reader = readerFor(ctx, key, !!requested);
     const want = await wanted(ctx, obj);
-    const id = await knownId(ctx, obj, want);
-    const seen = id ? await observer.observe(id, want.desired) : undefined;
-    const conflict = this.conflicts.of(ctx, obj, want, id, seen);
-    if (conflict) throw stall('Conflict', conflict.message, { requeueAfterMs: CONFLICT_RECHECK_MS });
-    const remote = await act(ctx, obj, want, id, seen);
-    const digests = digestsOf(this.binding, want.modules, this.opts.digestKey);
-    await writeStatus(
-      ctx,
-      obj,
-      {
-        ...this.remoteStatus(remote, want.desired),
-        ...(ctx.account ? { account: ctx.account } : {}),
-        ...(this.binding.modules?.some((m) => m.secretPaths) ? { secretDigests: digests } : {}),
-        lastHandledReconcileAt: requested ?? statusOf(obj).lastHandledReconcileAt,
-      },
-      { state: 'ready', reason: 'Synced', message: `${this.binding.kind} ${remote.id} is in sync` },
-    );
-    const memo = this.memos.of(key);
-    if (obj.metadata.annotations?.[ID_ANNOTATION] === remote.id) memo.idToRecord = undefined;
-    else this.memos.recordLater(key, remote.id, Date.now());
-    remember(ctx, key, resetsAtStart, {
-      at: Date.now(),
-      generation: obj.metadata.generation,
-      id: remote.id,
-      digests,
-      status: obj.status,
-      resourceVersion: obj.metadata.resourceVersion,
+    if (isFailure(want)) return want;
+    const { id, recovered } = await readId(ctx, obj, want.desired);
+    if (recovered) report.recovered(ctx, obj, id!);
+    const seen = id ? await reader.read(id, want.desired) : undefined;
+    const conflict = this.conflicts.read(ctx, want);
+    const ownerState = await readOwnerState(ctx, obj, seen);
+    const applied = this.memos.peek(key)?.last?.digests;
+    const { binding, opts } = this;
+    const d = planSync({
+      ...{ binding, obj, clusterId: opts.clusterId, digestKey: opts.digestKey, want, id, seen },
+      ...{ ownerState, applied, conflict, finalizer },
     });
-    memo.waitingSince = undefined;
-    memo.unavailableNoted = undefined;
-    // the next look comes with the kind's next bulk observation
+    if (d.action === 'stall') return fromStall(d);
+    const remote = await this.write(ctx, obj, want, d, seen, applied ?? statusOf(obj).secretDigests);
+    const digests = digestsOf(binding, want.modules, opts.digestKey);
+    await report.reportSynced(ctx, obj, { remote, want, digests, requested, resetsAtStart });
+    // the next look comes with the kind's next bulk list
     return {};
   }
 
-  private remoteStatus(remote: Remote, desired: Record<string, unknown>): Record<string, unknown> {
-    return {
-      id: remote.id,
-      uri: remote.uri,
-      createdAt: remote.created_at,
-      ...(this.binding.statusOf?.(remote, desired) ?? {}),
-    };
+  /** The writes a sync decision names; returns the remote resource as it now is. */
+  private async write(
+    ctx: EngineContext,
+    obj: KubeObject,
+    want: Wanted,
+    d: Exclude<SyncDecision, { action: 'stall' }>,
+    seen: Seen | undefined,
+    applied: Record<string, string> | undefined,
+  ): Promise<Remote> {
+    if (d.action === 'create') return execute.create(ctx, obj, want);
+    if (d.action === 'recreate') return execute.create(ctx, obj, want, d.gone);
+    if (d.addFinalizer) await execute.addFinalizer(ctx, obj);
+    const found = (seen as { remote: Remote }).remote;
+    let remote = found;
+    if (Object.keys(d.patch).length) remote = await execute.update(ctx, obj, remote, d.patch, want.desired);
+    // the modules as the update's answer shows them (the same as read, unless someone
+    // changed them in between)
+    const steps =
+      remote === found
+        ? d.modules
+        : planModules(this.binding, remote, want.modules, applied, this.opts.digestKey, obj.metadata.uid);
+    remote = await execute.writeModules(ctx, obj, remote, want.desired, steps);
+    if (d.adopt) await execute.adopted(ctx, obj, remote.id, d.adopt);
+    return remote;
   }
 
   /**
-   * managementPolicy Observe: the resource named by the id annotation is read (from the kind's
-   * bulk observation when fresh, else a GET), reported in status, and compared with the spec;
-   * nothing is ever written to the account, and the object needs no finalizer.
+   * Observe-only: the resource named by the id annotation is read (from the kind's bulk list
+   * when fresh, else a GET), reported in status, and compared with the spec; nothing is ever
+   * written to the account, and the object needs no finalizer.
    */
   private async observeOnly(
     ctx: EngineContext,
     obj: KubeObject,
+    requested: string | undefined,
     resetsAtStart: number,
-    requested?: string,
-  ): Promise<Outcome> {
-    const key = keyOf(obj);
-    if (!requested && unchanged(ctx, key, obj)) return {};
-    const status = statusOf(obj);
-    const known = observedId(obj);
-    if ('action' in known) throw stall(known.reason, known.message);
+  ): Promise<Outcome | Failure> {
+    if (this.unchanged(ctx, obj, requested)) return {};
+    const known = observeOnlyId(obj);
+    if ('action' in known) return fromStall(known);
     const want = await wanted(ctx, obj);
-    const seen = await observerFor(ctx, key, !!requested).observe(known.id, want.desired);
-    const ownerState = await ownerStateFor(ctx, obj, seen);
+    if (isFailure(want)) return want;
+    const seen = await readerFor(ctx, keyOf(obj), !!requested).read(known.id, want.desired);
+    const ownerState = await readOwnerState(ctx, obj, seen);
     const { binding, opts } = this;
-    const d = planObserve({ binding, obj, clusterId: opts.clusterId, id: known.id, seen, want, ownerState });
-    if (d.action === 'stall') throw stall(d.reason, d.message);
-    const before = status.conditions?.find((c) => c.type === 'Ready')?.message;
-    const fields = {
-      ...this.remoteStatus(d.remote, want.desired),
-      ...(ctx.account ? { account: ctx.account } : {}),
-      lastHandledReconcileAt: requested ?? status.lastHandledReconcileAt,
-    };
-    await writeStatus(ctx, obj, fields, d.phase);
-    // an Event when the drift is new or different, not at every observation
-    const after = statusOf(obj).conditions?.find((c) => c.type === 'Ready')?.message;
-    if (d.drift.length && after !== before)
-      opts.events.record(
-        obj,
-        'Normal',
-        'DriftObserved',
-        `${d.remote.id} differs from the spec in ${d.drift.join(', ')}`,
-      );
-    remember(ctx, key, resetsAtStart, {
-      at: Date.now(),
-      generation: obj.metadata.generation,
-      id: d.remote.id,
-      status: obj.status,
-      resourceVersion: obj.metadata.resourceVersion,
+    const d = planObserveOnly({
+      binding,
+      obj,
+      clusterId: opts.clusterId,
+      id: known.id,
+      seen,
+      want,
+      ownerState,
     });
+    if (d.action === 'stall') return fromStall(d);
+    await report.reportObserved(ctx, obj, d, { want, requested, resetsAtStart });
     return {};
+  }
+
+  /** Deletion: the Event, the DELETE (once, and only of its own resource), then the finalizer goes. */
+  private async finalize(ctx: EngineContext, obj: KubeObject): Promise<Outcome | Failure> {
+    const memo = this.memos.of(keyOf(obj));
+    let id = statusOf(obj).id;
+    // A create may have landed without its id being recorded: it must not be orphaned.
+    if (!id && obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION])
+      id = (await findOwned(ctx, obj, {}))?.id;
+    // The manager requeues this object when a referrer goes away or stops referencing it.
+    const referrers = id
+      ? this.opts.cache.referrersOf(this.binding.kind, obj.metadata.namespace!, obj.metadata.name)
+      : [];
+    const d = planFinalize({ obj, id, referrers, deletedRemote: memo.deletedRemote });
+    if (d.action === 'retain') this.opts.events.record(obj, 'Normal', 'Retained', d.message);
+    if (d.action === 'wait') {
+      this.opts.events.record(obj, 'Warning', d.reason, d.message);
+      return failure({ state: 'progressing', reason: d.reason, message: d.message });
+    }
+    const target = d.action === 'delete' ? await this.deleteTarget(ctx, obj, d.id) : undefined;
+    const failed = target ? await execute.deleteRemote(ctx, obj, target) : undefined;
+    if (failed) return failed;
+    await execute.removeFinalizer(ctx, obj);
+    memo.last = undefined;
+    return {};
+  }
+
+  /**
+   * The resource to DELETE: `id` when it is this object's; when its marker names another object,
+   * none of that one's, but this object's own if `status.id` was turned away from it (found by
+   * its marker, one list: this happens only when someone wrote status).
+   */
+  private async deleteTarget(ctx: EngineContext, obj: KubeObject, id: string): Promise<string | undefined> {
+    const { evidence, claimedBy } = await readDeleteEvidence(ctx, obj, id);
+    const self = ownerOf(this.binding.kind, obj, this.opts.clusterId);
+    const guard = deleteGuard({ id, self, namespace: obj.metadata.namespace!, evidence, claimedBy });
+    if (guard.action !== 'release') return deleteTarget(id, guard);
+    this.opts.events.record(obj, 'Warning', guard.reason, guard.message);
+    const own = await findOwned(ctx, obj, this.binding.desiredFromStatus?.(statusOf(obj)) ?? {});
+    return deleteTarget(id, guard, own);
   }
 }

@@ -20,7 +20,7 @@ export interface Memo {
   last?: LastSync;
   /** When this process last finished writing the remote resource: older snapshots are stale for it. */
   lastRemoteWrite?: number;
-  /** Bumped by forget(): a reconcile that started before must not record its result. */
+  /** Bumped by readAfresh(): a reconcile that started before must not record its result. */
   resets: number;
   /**
    * The id in status but not yet in the id annotation, with the time it reached status. The
@@ -79,8 +79,8 @@ export class Memos {
     ][];
   }
 
-  /** The cache may have missed this process's work: the next reconcile observes afresh. */
-  forget(key: string): void {
+  /** The cache may have missed this process's work: the next reconcile reads afresh. */
+  readAfresh(key: string): void {
     const m = this.of(key);
     m.last = undefined;
     m.resets++;

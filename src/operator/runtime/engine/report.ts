@@ -1,13 +1,21 @@
-// Outcomes into status and conditions: writeStatus, the pause, and a ConditionError's
-// status, Event and retry.
+// Outcomes into status, conditions and Events: a sync, an observe-only read, the pause, and
+// a Failure's status, Event and retry.
 import { type Condition, conditionsFor, type Phase } from '../conditions.ts';
-import { PAUSED_ANNOTATION } from '../constants.ts';
+import { ID_ANNOTATION, PAUSED_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
 import { mergePatch } from '../merge-patch.ts';
-import type { ConditionError } from './condition-error.ts';
+import type { Failure } from './failure.ts';
 import type { LastSync } from './memo.ts';
-import { type EngineContext, type Outcome, type Status, statusOf } from './types.ts';
+import type { ObserveOnlyDecision } from './plan-observe-only.ts';
+import {
+  type EngineContext,
+  type Outcome,
+  type Remote,
+  type Status,
+  statusOf,
+  type Wanted,
+} from './types.ts';
 
 const WAITS = new Set(['WaitingForReference', 'WaitingForSecret', 'WaitingForAccount']);
 /**
@@ -75,7 +83,6 @@ export async function writeStatus(
  */
 export async function pause(ctx: EngineContext, obj: KubeObject): Promise<Outcome> {
   const st = statusOf(obj);
-  if (st.conditions?.some((c) => c.type === 'Paused' && c.status === 'True')) return {};
   const message = `${PAUSED_ANNOTATION} is "true": no API calls and no writes${obj.metadata.deletionTimestamp ? ', and the delete waits,' : ''} until it is removed`;
   const paused: Condition = {
     type: 'Paused',
@@ -112,7 +119,7 @@ export type FailureReport =
  */
 export function failureReport(
   obj: KubeObject,
-  err: ConditionError,
+  err: Failure,
   waitingSince: number,
   now: number,
 ): FailureReport {
@@ -130,11 +137,11 @@ export function failureReport(
   return { action: 'write' };
 }
 
-/** A ConditionError into status, an Event (once) and the outcome. */
+/** A Failure into status, an Event (once) and the outcome. */
 export async function reportFailure(
   ctx: EngineContext,
   obj: KubeObject,
-  err: ConditionError,
+  err: Failure,
   resetsAtStart: number,
   requested: string | undefined,
 ): Promise<Outcome> {
@@ -171,4 +178,95 @@ export async function reportFailure(
       err.phase.message,
     );
   return err.outcome;
+}
+
+/** The pause annotation was removed: one read afresh, whatever the last sync knew. */
+export function resumed(ctx: EngineContext, obj: KubeObject): void {
+  ctx.memos.of(keyOf(obj)).last = undefined;
+  ctx.opts.events.record(
+    obj,
+    'Normal',
+    'ReconcileResumed',
+    `${PAUSED_ANNOTATION} removed: reconciling again`,
+  );
+}
+
+/** The fields of status a read of the remote resource gives. */
+export function remoteStatus(
+  ctx: EngineContext,
+  remote: Remote,
+  desired: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    id: remote.id,
+    uri: remote.uri,
+    createdAt: remote.created_at,
+    ...(ctx.binding.statusOf?.(remote, desired) ?? {}),
+    ...(ctx.account ? { account: ctx.account } : {}),
+  };
+}
+
+/** In sync: status and Ready, the id annotation to write when idle, and what this sync did. */
+export async function reportSynced(
+  ctx: EngineContext,
+  obj: KubeObject,
+  r: {
+    remote: Remote;
+    want: Wanted;
+    digests: Record<string, string>;
+    requested?: string;
+    resetsAtStart: number;
+  },
+): Promise<void> {
+  const key = keyOf(obj);
+  await writeStatus(
+    ctx,
+    obj,
+    {
+      ...remoteStatus(ctx, r.remote, r.want.desired),
+      ...(ctx.binding.modules?.some((m) => m.secretPaths) ? { secretDigests: r.digests } : {}),
+      lastHandledReconcileAt: r.requested ?? statusOf(obj).lastHandledReconcileAt,
+    },
+    { state: 'ready', reason: 'Synced', message: `${ctx.binding.kind} ${r.remote.id} is in sync` },
+  );
+  const memo = ctx.memos.of(key);
+  if (obj.metadata.annotations?.[ID_ANNOTATION] === r.remote.id) memo.idToRecord = undefined;
+  else ctx.memos.recordLater(key, r.remote.id, Date.now());
+  remember(ctx, key, r.resetsAtStart, {
+    at: Date.now(),
+    generation: obj.metadata.generation,
+    id: r.remote.id,
+    digests: r.digests,
+    status: obj.status,
+    resourceVersion: obj.metadata.resourceVersion,
+  });
+  memo.waitingSince = undefined;
+  memo.unavailableNoted = undefined;
+}
+
+/** Observe-only: what was read, its drift (an Event when new), and what this read did. */
+export async function reportObserved(
+  ctx: EngineContext,
+  obj: KubeObject,
+  d: Extract<ObserveOnlyDecision, { action: 'report' }>,
+  r: { want: Wanted; requested?: string; resetsAtStart: number },
+): Promise<void> {
+  const fields = {
+    ...remoteStatus(ctx, d.remote, r.want.desired),
+    lastHandledReconcileAt: r.requested ?? statusOf(obj).lastHandledReconcileAt,
+  };
+  await writeStatus(ctx, obj, fields, d.phase);
+  if (d.event) ctx.opts.events.record(obj, 'Normal', d.event.reason, d.event.message);
+  remember(ctx, keyOf(obj), r.resetsAtStart, {
+    at: Date.now(),
+    generation: obj.metadata.generation,
+    id: d.remote.id,
+    status: obj.status,
+    resourceVersion: obj.metadata.resourceVersion,
+  });
+}
+
+/** The id a create before a restart left, found by its marker. */
+export function recovered(ctx: EngineContext, obj: KubeObject, id: string): void {
+  ctx.opts.events.record(obj, 'Normal', 'Recovered', `found ${id}, created before a restart; adopting it`);
 }

@@ -1,10 +1,18 @@
 // What an object wants: references resolved to ids (duplicates and cycles stall), Secrets
-// read, raw ids checked against other namespaces, the modules built.
+// read, raw ids checked against other namespaces, the modules built; or why it cannot say
+// yet (a Failure, a value like every other outcome).
 import { describeAccount } from '../accounts/resolve.ts';
 import type { Common } from '../binding.ts';
 import type { KubeObject } from '../kube.ts';
 import { encodeMetadata } from '../owner.ts';
-import { ConditionError, QUIET_WAIT_FOR_PROGRESS_MS, QUIET_WAIT_MS, stall } from './condition-error.ts';
+import {
+  type Failure,
+  failure,
+  isFailure,
+  QUIET_WAIT_FOR_PROGRESS_MS,
+  QUIET_WAIT_MS,
+  stalled,
+} from './failure.ts';
 import { ownerOf } from './plan.ts';
 import type { EngineContext, Status, Wanted } from './types.ts';
 
@@ -36,31 +44,34 @@ export function rawIds(value: unknown, path: string): { path: string; id: string
  * Ids written into the spec (`ipPolicyID`, `backendID`: resources made elsewhere) must not be
  * another namespace's resources: a namespace is a tenant.
  */
-function checkRawIds(ctx: EngineContext, obj: KubeObject): void {
+function checkRawIds(ctx: EngineContext, obj: KubeObject): Failure | undefined {
   const { cache } = ctx.opts;
   for (const { path, id } of rawIds(obj.spec ?? {}, 'spec')) {
-    if (cache.managedElsewhere?.(id, obj.metadata.namespace!))
-      throw stall(
+    if (cache.managedElsewhere(id, obj.metadata.namespace!))
+      return stalled(
         'ReferenceNotAllowed',
         `${path}: ${id} is managed by an object in another namespace; a namespace may reference by id only resources made outside the cluster or shared with it (--shared-namespaces)`,
       );
     // an id another account's object holds is unknown to this account's key (it would answer 404)
-    const holder = cache.managerOf?.(id);
+    const holder = cache.managerOf(id);
     const target = holder && cache.lookup(holder.kind, holder.namespace, holder.name);
-    if (target) sameAccount(ctx, target, `${path}: ${id} (${holder.kind} ${holder.name})`);
+    const crossed = target && sameAccount(ctx, target, `${path}: ${id} (${holder.kind} ${holder.name})`);
+    if (crossed) return crossed;
   }
+  return undefined;
 }
 
 /** A reference never crosses accounts: a route of account A never points at a backend of account B. */
-function sameAccount(ctx: EngineContext, target: KubeObject, what: string): void {
+function sameAccount(ctx: EngineContext, target: KubeObject, what: string): Failure | undefined {
   const accounts = ctx.opts.accounts;
-  if (!accounts || !ctx.account) return;
+  if (!accounts || !ctx.account) return undefined;
   const theirs = accounts.accountOf(target);
   if (theirs.ok && theirs.id !== ctx.account)
-    throw stall(
+    return stalled(
       'AccountMismatch',
       `${what} is in ${describeAccount(theirs.id)}, this object in ${describeAccount(ctx.account)}: a reference never crosses accounts`,
     );
+  return undefined;
 }
 
 /**
@@ -83,7 +94,7 @@ function cycleThrough(
     visited.add(id);
     const target = ctx.opts.cache.lookup(node.kind, ns, node.name);
     if (!target) return undefined;
-    for (const next of ctx.opts.cache.referencesOf?.(node.kind, target.spec ?? {}) ?? []) {
+    for (const next of ctx.opts.cache.referencesOf(node.kind, target.spec ?? {}) ?? []) {
       const found = walk(next, [...path, `${node.kind} ${node.name}`]);
       if (found) return found;
     }
@@ -95,14 +106,14 @@ function cycleThrough(
 type Spec = Record<string, unknown> & { description?: string; metadata?: string };
 
 /** Each referenced object's id, by `Kind/name`; a duplicate or a cycle stalls, a missing id waits. */
-function resolveReferences(ctx: EngineContext, obj: KubeObject, spec: Spec): Map<string, string> {
+function resolveReferences(ctx: EngineContext, obj: KubeObject, spec: Spec): Map<string, string> | Failure {
   const ids = new Map<string, string>();
   const references = ctx.binding.references?.(spec) ?? [];
   const seen = new Map<string, string>();
   for (const r of references) {
     const first = seen.get(`${r.kind}/${r.name}`);
     if (first)
-      throw stall(
+      return stalled(
         'DuplicateReference',
         `${r.path} and ${first} both reference ${r.kind} ${r.name}: list each once`,
       );
@@ -110,25 +121,29 @@ function resolveReferences(ctx: EngineContext, obj: KubeObject, spec: Spec): Map
   }
   for (const r of references) {
     const target = ctx.opts.cache.lookup(r.kind, obj.metadata.namespace!, r.name);
-    if (target) sameAccount(ctx, target, `${r.path}: ${r.kind} ${r.name}`);
+    const crossed = target && sameAccount(ctx, target, `${r.path}: ${r.kind} ${r.name}`);
+    if (crossed) return crossed;
     const id = (target?.status as Status | undefined)?.id;
     // a referenced object being deleted keeps its remote resource while this one uses it
     // (it waits as InUse), so its id still serves
     if (!id) {
       const cycle = cycleThrough(ctx, obj, r);
       if (cycle)
-        throw stall('ReferenceCycle', `references form a cycle: ${cycle.join(' -> ')}; break it to continue`);
-      const stalled = (target?.status as Status | undefined)?.conditions?.some(
+        return stalled(
+          'ReferenceCycle',
+          `references form a cycle: ${cycle.join(' -> ')}; break it to continue`,
+        );
+      const targetStalled = (target?.status as Status | undefined)?.conditions?.some(
         (c) => c.type === 'Stalled' && c.status === 'True',
       );
-      throw new ConditionError(
+      return failure(
         {
           state: 'progressing',
           reason: 'WaitingForReference',
           message: `waiting for ${r.kind} ${r.name} (${r.path}) to have an id`,
         },
         {},
-        target && !stalled ? QUIET_WAIT_FOR_PROGRESS_MS : QUIET_WAIT_MS,
+        target && !targetStalled ? QUIET_WAIT_FOR_PROGRESS_MS : QUIET_WAIT_MS,
       );
     }
     ids.set(`${r.kind}/${r.name}`, id);
@@ -137,13 +152,17 @@ function resolveReferences(ctx: EngineContext, obj: KubeObject, spec: Spec): Map
 }
 
 /** Each referenced Secret key's value, by `name/key`; a missing Secret or key waits. */
-async function readSecrets(ctx: EngineContext, obj: KubeObject, spec: Spec): Promise<Map<string, string>> {
+async function readSecrets(
+  ctx: EngineContext,
+  obj: KubeObject,
+  spec: Spec,
+): Promise<Map<string, string> | Failure> {
   const secrets = new Map<string, string>();
   for (const s of ctx.binding.secrets?.(spec) ?? []) {
     const secret = await ctx.opts.secrets.read(obj.metadata.namespace!, s.name);
     const data = secret?.[s.key];
     if (data === undefined) {
-      throw new ConditionError(
+      return failure(
         {
           state: 'progressing',
           reason: 'WaitingForSecret',
@@ -160,19 +179,22 @@ async function readSecrets(ctx: EngineContext, obj: KubeObject, spec: Spec): Pro
 }
 
 /** What the object asks the API for: references resolved, Secrets read, modules built. */
-export async function wanted(ctx: EngineContext, obj: KubeObject): Promise<Wanted> {
-  checkRawIds(ctx, obj);
+export async function wanted(ctx: EngineContext, obj: KubeObject): Promise<Wanted | Failure> {
+  const refused = checkRawIds(ctx, obj);
+  if (refused) return refused;
   const spec = (obj.spec ?? {}) as Spec;
   const ids = resolveReferences(ctx, obj, spec);
+  if (isFailure(ids)) return ids;
   const ref = (kind: string, name: string) => ids.get(`${kind}/${name}`)!;
   const secrets = await readSecrets(ctx, obj, spec);
+  if (isFailure(secrets)) return secrets;
   const secret = (name: string, key: string) => secrets.get(`${name}/${key}`)!;
   const common: Common = {
     description: spec.description ?? '',
     metadata: encodeMetadata(ownerOf(ctx.binding.kind, obj, ctx.opts.clusterId), spec.metadata ?? ''),
   };
   if (Buffer.byteLength(common.metadata) > METADATA_MAX)
-    throw stall(
+    return stalled(
       'MetadataTooLong',
       `spec.metadata with the owner marker exceeds the API's ${METADATA_MAX} bytes`,
     );

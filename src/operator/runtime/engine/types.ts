@@ -17,30 +17,30 @@ export interface EngineCache {
   /** Reads any managed object from the informer caches (a Secret: metadata only). */
   lookup(kind: string, namespace: string, name: string): KubeObject | undefined;
   /** Every object of the own kind in the cache (conflicts between objects). */
-  list?(): KubeObject[];
+  list(): KubeObject[];
   /**
    * Keys of the own kind's objects changed (added, updated, deleted) since the last call; the
    * first call starts counting and answers undefined: read `list` once instead.
    */
-  changes?(): string[] | undefined;
+  changes(): string[] | undefined;
   /** The references another kind's object makes (cycle detection); undefined for an unknown kind. */
-  referencesOf?(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
+  referencesOf(kind: string, spec: Record<string, unknown>): { kind: string; name: string }[] | undefined;
   /** Objects in the cluster that reference this one ("Kind name"), for reference-aware deletion. */
-  referrersOf?(kind: string, namespace: string, name: string): string[];
+  referrersOf(kind: string, namespace: string, name: string): string[];
   /** The object whose status holds this remote id, in any namespace. */
-  managerOf?(id: string): { kind: string; namespace: string; name: string } | undefined;
+  managerOf(id: string): { kind: string; namespace: string; name: string } | undefined;
   /** Names the Kubernetes objects behind remote ids in a message. */
-  nameIds?(text: string): string;
+  nameIds(text: string): string;
   /**
    * Whether the object an owner marker names (`Kind/namespace/name`) still exists, in any
    * namespace and installation: 'unknown' when that cannot be read.
    */
-  ownerState?(object: string, uid: string): Promise<'live' | 'gone' | 'unknown'>;
+  ownerState(object: string, uid: string): Promise<'live' | 'gone' | 'unknown'>;
   /**
    * The object in another namespace that manages the resource of this id, when this
    * namespace may not reach it by id (namespaces are tenants, unless the platform shares one).
    */
-  managedElsewhere?(
+  managedElsewhere(
     id: string,
     namespace: string,
   ): { kind: string; namespace: string; name: string } | undefined;
@@ -118,20 +118,20 @@ export interface Wanted {
   common: Common;
 }
 
-/** What the API holds for an object, or that it holds nothing under the id. */
-export type Observation = { found: true; remote: Remote } | { found: false };
+/** What a read found under an id: the resource, or nothing. */
+export type Seen = { found: true; remote: Remote } | { found: false };
 
-/** One way of observing remote resources: a single GET, or a bulk observation. */
-export interface RemoteObserver {
-  observe(id: string, desired: Record<string, unknown>): Promise<Observation>;
+/** One way of reading remote resources: a single GET, or a look-up in the kind's bulk list. */
+export interface RemoteReader {
+  read(id: string, desired: Record<string, unknown>): Promise<Seen>;
 }
 
 export const statusOf = (obj: KubeObject): Status => (obj.status ?? {}) as Status;
 
-/** What every part of the engine works with: its options, the kind's resource and the memos. */
 /** The options a reconcile works with: the object's account's client and bulk observation. */
 export type ScopedOptions = EngineOptions & { api: EdgeClient };
 
+/** What every part of the engine works with: its options, the kind's resource and the memos. */
 export interface EngineContext {
   readonly opts: ScopedOptions;
   /** The account of the object reconciled (undefined without accounts). */

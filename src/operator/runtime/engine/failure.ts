@@ -1,0 +1,93 @@
+// A reconcile that cannot finish: a value (Failure) from resolve, plan or execute to report.
+// Only an API call's failure travels as an exception (ConditionError), from the call to the
+// one place in the engine that turns it back into a value.
+import { ApiError, isRetryable } from '../../../api/errors.ts';
+import type { Phase } from '../conditions.ts';
+import type { EngineContext, Outcome } from './types.ts';
+
+/** Waits shorter than this are not written to a new object's status. */
+export const QUIET_WAIT_MS = 5000;
+/**
+ * ... and waits for a referenced object that exists and is on its way (not stalled) get
+ * longer: applying a thousand policies with their rules is not a thousand waits to report.
+ */
+export const QUIET_WAIT_FOR_PROGRESS_MS = 60_000;
+export const SLOW_RETRY_MS = 5 * 60_000;
+/** A conflict is looked at again this often (no API call: the cache and the last list). */
+export const CONFLICT_RECHECK_MS = 15_000;
+
+/** What a reconcile reports instead of success: the condition, when to try again, and how quietly. */
+export interface Failure {
+  readonly failed: true;
+  readonly phase: Phase;
+  readonly outcome: Outcome;
+  /** How long a new object may wait like this before its status says so. */
+  readonly quietMs: number;
+}
+
+export const failure = (phase: Phase, outcome: Outcome = {}, quietMs = QUIET_WAIT_MS): Failure => ({
+  failed: true,
+  phase,
+  outcome,
+  quietMs,
+});
+
+/** A stall: tried again when the spec changes or at the next resync (or `outcome`). */
+export const stalled = (reason: string, message: string, outcome: Outcome = {}): Failure =>
+  failure({ state: 'stalled', reason, message }, outcome);
+
+export const isFailure = (x: unknown): x is Failure =>
+  typeof x === 'object' && x !== null && (x as { failed?: unknown }).failed === true;
+
+/** An API call's failure, on its way to the engine's reconcile (which reports its `failure`). */
+export class ConditionError extends Error {
+  readonly failure: Failure;
+  constructor(f: Failure) {
+    super(f.phase.message);
+    this.failure = f;
+  }
+}
+
+/** API errors become conditions: a rejected request stalls, anything else retries. */
+export async function apiCall<T>(
+  what: string,
+  fn: () => Promise<T>,
+  nameIds?: (text: string) => string,
+): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const raw = err.apiMessage ?? err.message;
+    const detail = nameIds?.(raw) ?? raw;
+    if (isRetryable(err)) {
+      const wait = err.retryAfterMs;
+      throw new ConditionError(
+        failure(
+          {
+            state: 'progressing',
+            reason: err.status === 429 ? 'ApiThrottled' : 'ApiUnavailable',
+            message: `${what}: ${detail}`,
+          },
+          wait ? { requeueAfterMs: wait } : { retry: true },
+        ),
+      );
+    }
+    const auth = err.status === 401 || err.status === 403;
+    throw new ConditionError(
+      stalled(
+        auth ? 'ApiUnauthorized' : 'ApiRejected',
+        `${what}: ${detail}`,
+        auth ? { requeueAfterMs: SLOW_RETRY_MS } : {},
+      ),
+    );
+  }
+}
+
+/** API errors of a call, named with the objects behind the ids. */
+export const call = <T>(ctx: EngineContext, what: string, fn: () => Promise<T>): Promise<T> =>
+  apiCall(what, fn, ctx.opts.cache.nameIds.bind(ctx.opts.cache));
+
+/** A plan's stall as the failure report writes. */
+export const fromStall = (s: { reason: string; message: string; requeueAfterMs?: number }): Failure =>
+  stalled(s.reason, s.message, s.requeueAfterMs ? { requeueAfterMs: s.requeueAfterMs } : {});
