@@ -21,6 +21,8 @@ export interface ClientFactory {
   }): EdgeClient;
   /** The bulk observation of a kind in an account (its list reads the account's current client). */
   observer?(account: string, kind: string, client: () => EdgeClient): Observer;
+  /** The account went (its metrics series go with it). */
+  removed?(account: string): void;
 }
 
 export interface AccountEntry {
@@ -131,6 +133,11 @@ export class AccountRegistry {
     return this.entries.get(id);
   }
 
+  /** Accounts held now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   all(): AccountEntry[] {
     return [...this.entries.values()];
   }
@@ -185,6 +192,7 @@ export class AccountRegistry {
     const e = this.entries.get(id);
     if (!e) return;
     this.entries.delete(id);
+    this.factory.removed?.(id);
     if (id !== INSTALLATION) await e.client.close().catch(() => {});
   }
 
