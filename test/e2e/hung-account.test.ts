@@ -101,6 +101,9 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
       `${API_TIMEOUT_S}s`,
       '--concurrency',
       '4',
+      // the requests the hung API holds are not waited for at the end
+      '--drain-timeout',
+      '1s',
     ]);
     // team T's own account (A) behind the proxy; B shared by T and U from the operator's namespace
     await w.kube.create(SECRETS, nsT, {
