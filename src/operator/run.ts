@@ -11,7 +11,7 @@ import { allCrds } from './kinds/generate-crds.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { AccountMetrics } from './runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
-import { accountLabel, INSTALLATION } from './runtime/accounts/resolve.ts';
+import { INSTALLATION } from './runtime/accounts/resolve.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kube-target.ts';
@@ -195,6 +195,7 @@ async function startOperator(
         onOutage: onOutage(a.account, a.url),
       });
     },
+    added: (account) => accountMetrics.added(account),
     removed: (account) => void accountMetrics.forget(account),
     observer: (account, kind, client) => {
       const b = BINDINGS.find((x) => x.kind === kind)!;
@@ -224,8 +225,6 @@ async function startOperator(
   if (api) {
     registry.adopt(INSTALLATION, apiUrl!, api);
     api.transport.limiter.onServed = accountMetrics.served(INSTALLATION);
-    // a series from the start: dashboards find the operator's job and instance by it
-    metrics.apiThrottled.inc({ account: accountLabel(INSTALLATION) }, 0);
     closers.push(() => api.close());
   }
 

@@ -1,9 +1,11 @@
 // The API metrics by account, read from the real prom-client registry as Prometheus scrapes it:
 // each account's own series, bounded by the accounts that exist, gone with the account.
 import { describe, expect, it } from 'vitest';
+import type { EdgeClient } from '../../src/api/client.ts';
 import { RateLimiter, withPriority } from '../../src/api/rate-limiter.ts';
 import type { CallEvent } from '../../src/api/transport.ts';
 import { AccountMetrics } from '../../src/operator/runtime/accounts/account-metrics.ts';
+import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
 import { INSTALLATION } from '../../src/operator/runtime/accounts/resolve.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 
@@ -97,5 +99,43 @@ describe('API metrics by account', () => {
     expect(await linesOf(metrics, OTHER)).toEqual([
       'edge_api_requests_total{operation="ipPolicies.create",status="201",account="EdgeAccount/team-b/default"} 1',
     ]);
+  });
+
+  it('wired to the registry as the operator wires it: an account’s series start when it is held and go when it goes', async () => {
+    const metrics = createMetrics();
+    let m: AccountMetrics | undefined;
+    const registry = new AccountRegistry({
+      client: (a) =>
+        ({
+          transport: { limiter: a.limiter },
+          close: async () => {},
+          call: (status: number) => {
+            const e = call('ipPolicies.create', status);
+            m!.call(a.account, e);
+            a.onCall(e);
+          },
+        }) as unknown as EdgeClient,
+      added: (account) => m!.added(account),
+      removed: (account) => void m!.forget(account),
+    });
+    m = new AccountMetrics(metrics, (id) => !!registry.get(id));
+    registry.set(TEAM, { url: 'https://api', key: 'k', perMinute: 120 });
+    registry.set(OTHER, { url: 'https://api', key: 'k2', perMinute: 120 });
+    // before any request: a 429 series at 0, as dashboards and alerts expect
+    expect(await linesOf(metrics, TEAM)).toEqual([
+      'edge_api_throttled_total{account="EdgeAccount/team-a/default"} 0',
+    ]);
+    (registry.get(TEAM)!.client as unknown as { call(s: number): void }).call(429);
+    m.scrape(registry.all());
+    expect(await linesOf(metrics, TEAM)).toContain(
+      'edge_api_throttled_total{account="EdgeAccount/team-a/default"} 1',
+    );
+    await registry.remove(TEAM);
+    await new Promise((r) => setTimeout(r, 0));
+    m.scrape(registry.all());
+    expect(await linesOf(metrics, TEAM)).toEqual([]);
+    expect(await linesOf(metrics, OTHER)).toContain(
+      'edge_api_throttled_total{account="EdgeAccount/team-b/default"} 0',
+    );
   });
 });

@@ -18,6 +18,11 @@ export class AccountMetrics {
     this.exists = exists;
   }
 
+  /** An account's client made: its 429 series from the start (dashboards find the operator's job by it). */
+  added(account: string): void {
+    if (this.exists(account)) this.m.apiThrottled.inc({ account: accountLabel(account) }, 0);
+  }
+
   /** A call's outcome (status 0: no answer). */
   call(account: string, e: CallEvent): void {
     if (!this.exists(account)) return;

@@ -21,7 +21,8 @@ export interface ClientFactory {
   }): EdgeClient;
   /** The bulk observation of a kind in an account (its list reads the account's current client). */
   observer?(account: string, kind: string, client: () => EdgeClient): Observer;
-  /** The account went (its metrics series go with it). */
+  /** An account is held now (its metrics series start), and when it went (they go with it). */
+  added?(account: string): void;
   removed?(account: string): void;
 }
 
@@ -76,6 +77,7 @@ export class AccountRegistry {
       recent: [],
     };
     this.entries.set(id, e);
+    this.factory.added?.(id);
     return e;
   }
 
@@ -120,6 +122,7 @@ export class AccountRegistry {
       observers: new Map(),
       recent,
     });
+    this.factory.added?.(id);
     return 'new';
   }
 
