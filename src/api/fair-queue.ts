@@ -95,15 +95,29 @@ export class FairQueue<T> {
   }
 
   /**
-   * The next item of a flow `ok` accepts, in turn order at the highest priority that has one.
-   * Skips only the flows refused (those already being served: as many as the workers at most).
+   * The next item of a flow `ok` accepts, in turn order at the highest priority that has one
+   * (only `urgent` with `onlyUrgent`), and that `okItem` accepts: the first such of its flow.
+   * Skips only the flows refused (those already being served: as many as the workers at most)
+   * and the items refused (those of an account holding as many workers as it may).
    */
-  shiftWhere(ok: (flow: string) => boolean): [T, Priority] | undefined {
-    for (const priority of PRIORITIES) {
+  shiftWhere(
+    ok: (flow: string) => boolean,
+    okItem?: (item: T) => boolean,
+    onlyUrgent = false,
+  ): [T, Priority] | undefined {
+    for (const priority of onlyUrgent ? (['urgent'] as const) : PRIORITIES) {
       const level = this.levels[priority];
       for (const [flow, items] of level) {
         if (!ok(flow)) continue;
-        const item = items.values().next().value as T;
+        let item: T | undefined;
+        if (!okItem) item = items.values().next().value as T;
+        else
+          for (const i of items)
+            if (okItem(i)) {
+              item = i;
+              break;
+            }
+        if (item === undefined) continue;
         this.remove(item);
         if (level.has(flow)) {
           level.delete(flow);

@@ -5,12 +5,11 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { createClient } from '../api/client.ts';
-import type { Priority } from '../api/priority.ts';
-import type { CallEvent } from '../api/transport.ts';
 import { ConfigError, type OperatorConfig } from './config.ts';
 import { BINDINGS } from './kinds/index.ts';
+import { AccountMetrics } from './runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
-import { accountLabel, INSTALLATION } from './runtime/accounts/resolve.ts';
+import { INSTALLATION } from './runtime/accounts/resolve.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kube-target.ts';
@@ -172,7 +171,6 @@ async function startOperator(
     headersMs: cfg.apiTimeoutMs,
     bodyMs: cfg.apiTimeoutMs,
   };
-  const onRetry = (e: { reason: string }) => metrics.apiRetries.inc({ reason: e.reason });
   // one line per distinct failure, however many requests and objects meet it
   const onOutage = (account: string, url: string) => (o: { reason: string; since: number } | undefined) =>
     o
@@ -181,35 +179,27 @@ async function startOperator(
           'Edge API unavailable: objects report ApiUnavailable; one request at a time checks whether it is back',
         )
       : log.info({ account, apiUrl: url }, 'Edge API answers again');
-  // a series from the start: dashboards find the operator's job and instance by it
-  metrics.apiThrottled.inc({ account: INSTALLATION }, 0);
-  // the account label is the account object's name: bounded by the number of account objects
-  const counted = (e: CallEvent, account: string) => {
-    const label = accountLabel(account);
-    metrics.apiRequests.inc({ operation: e.operation, status: String(e.status), account: label });
-    metrics.apiDuration.observe({ operation: e.operation }, e.durationMs / 1000);
-    if (e.status === 429) metrics.apiThrottled.inc({ account: label });
-  };
   // Accounts: the installation's own (the flags) and one per EdgeAccount/ClusterEdgeAccount,
-  // each with its own client and budget.
-  const budgetWaited = (priority: Priority, waitedMs: number) =>
-    metrics.budgetWaitDuration.observe({ priority }, waitedMs / 1000);
+  // each with its own client and budget, and its own series of the API metrics.
+  const accountMetrics = new AccountMetrics(metrics, (id) => !!registry.get(id));
   const registry = new AccountRegistry({
     client: (a) => {
-      a.limiter.onServed = budgetWaited;
+      a.limiter.onServed = accountMetrics.served(a.account);
       return createClient({
         baseUrl: a.url,
         apiKey: a.key,
         rateLimiter: a.limiter,
         timeouts,
         onCall: (e) => {
-          counted(e, a.account);
+          accountMetrics.call(a.account, e);
           a.onCall(e);
         },
-        onRetry,
+        onRetry: (e) => accountMetrics.retried(a.account, e.reason),
         onOutage: onOutage(a.account, a.url),
       });
     },
+    added: (account) => accountMetrics.added(account),
+    removed: (account) => void accountMetrics.forget(account),
     observer: (account, kind, client) => {
       const b = BINDINGS.find((x) => x.kind === kind)!;
       return new Observer({
@@ -228,16 +218,16 @@ async function startOperator(
         rateLimitPerMinute: cfg.apiRatePerMinute,
         timeouts,
         onCall: (e) => {
-          counted(e, INSTALLATION);
+          accountMetrics.call(INSTALLATION, e);
           registry.noteCall(INSTALLATION, e.status);
         },
-        onRetry,
+        onRetry: (e) => accountMetrics.retried(INSTALLATION, e.reason),
         onOutage: onOutage(INSTALLATION, apiUrl!),
       })
     : undefined;
   if (api) {
     registry.adopt(INSTALLATION, apiUrl!, api);
-    api.transport.limiter.onServed = budgetWaited;
+    api.transport.limiter.onServed = accountMetrics.served(INSTALLATION);
     closers.push(() => api.close());
   }
 
@@ -275,6 +265,12 @@ async function startOperator(
       name: cfg.leaderElectionId,
     },
   });
+  // the budget gauges of every account there is now, beside the manager's own
+  const managerScrape = probes.beforeScrape;
+  probes.beforeScrape = () => {
+    managerScrape();
+    accountMetrics.scrape(registry.all());
+  };
   log.info(
     {
       cluster: describeCluster(kc!),

@@ -257,7 +257,8 @@ describe('names of accounts', () => {
     expect(describeAccount('ClusterEdgeAccount/shared')).toBe('ClusterEdgeAccount shared');
     expect(accountRefKey('ClusterEdgeAccount/shared')).toBe('ClusterEdgeAccount//shared');
     expect(accountRefKey(INSTALLATION)).toBeUndefined();
-    expect(accountLabel('EdgeAccount/team/default')).toBe('default');
+    expect(accountLabel('EdgeAccount/team/default')).toBe('EdgeAccount/team/default');
+    expect(accountLabel(INSTALLATION)).toBe('installation');
     const o = (spec: Record<string, unknown>) => ({ metadata: { name: 'x', namespace: 'team' }, spec });
     expect(accountRefOf(o({}))).toBe('EdgeAccount/team/default');
     expect(accountRefOf(o({ accountRef: { kind: 'ClusterEdgeAccount', name: 's' } }))).toBe(

@@ -109,4 +109,62 @@ describe('work queue', () => {
     q.done(again!);
     expect([again, q.pressing, q.length]).toEqual(['a', 0, 2]);
   });
+
+  describe('items in progress per account: an account whose API hangs holds a few workers at most', () => {
+    // keys `ns/name`; the account is the name's first letter (a: hung, b: healthy)
+    const capped = (cap: number) =>
+      new WorkQueue<string>({ name: 't', accountOf: (k) => k.split('/')[1]![0], maxPerAccount: () => cap });
+    const pending = (p: Promise<string | undefined>) =>
+      Promise.race([p, new Promise<string>((r) => setTimeout(() => r('(waiting)'), 10))]);
+
+    it('skips the items of an account at its cap, in the same namespace too, and keeps their place', async () => {
+      const q = capped(2);
+      for (const k of ['t/a1', 't/a2', 't/a3', 't/a4', 't/b1', 't/b2']) q.add(k);
+      const taken = [await q.get(), await q.get(), await q.get(), await q.get()];
+      expect(taken).toEqual(['t/a1', 't/a2', 't/b1', 't/b2']);
+      // nothing but account a's items left, and a holds its two: the next worker waits
+      const next = q.get();
+      expect(await pending(next)).toBe('(waiting)');
+      q.done('t/b1');
+      expect(await pending(next)).toBe('(waiting)');
+      // one of a's items finishes: a's next one goes to the waiting worker, in its order
+      q.done('t/a1');
+      expect(await next).toBe('t/a3');
+    });
+
+    it('an item added for a waiting worker goes to it unless its account is at the cap', async () => {
+      const q = capped(1);
+      q.add('t/a1');
+      expect(await q.get()).toBe('t/a1');
+      const worker = q.get();
+      q.add('t/a2');
+      expect(await pending(worker)).toBe('(waiting)');
+      q.add('u/b1');
+      expect(await worker).toBe('u/b1');
+      expect(q.length).toBe(1);
+    });
+
+    it('the urgent and newcomer workers respect the cap as well', async () => {
+      const q = capped(1);
+      q.add('t/a1');
+      expect(await q.get()).toBe('t/a1');
+      q.add('t/a2', 'urgent');
+      q.add('u/a3');
+      const urgent = q.get(true);
+      const newcomer = q.getNewcomer();
+      expect(await pending(urgent)).toBe('(waiting)');
+      expect(await pending(newcomer)).toBe('(waiting)');
+      q.add('u/b1');
+      expect(await newcomer).toBe('u/b1');
+      expect(q.length).toBe(2);
+      q.done('t/a1');
+      expect(await urgent).toBe('t/a2');
+    });
+
+    it('without a cap (one account), every worker may take the same account’s items', async () => {
+      const q = capped(Number.POSITIVE_INFINITY);
+      for (const k of ['t/a1', 't/a2', 't/a3']) q.add(k);
+      expect([await q.get(), await q.get(), await q.get()]).toEqual(['t/a1', 't/a2', 't/a3']);
+    });
+  });
 });

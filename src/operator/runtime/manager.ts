@@ -2,35 +2,25 @@
 // answers the probes; drains in-flight reconciles on shutdown.
 import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
-import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
 import { ACCOUNTS } from '../kinds/accounts.ts';
-import { AccountController } from './accounts/controller.ts';
-import type { AccountRegistry } from './accounts/registry.ts';
-import {
-  accountId,
-  effectiveAccount,
-  INSTALLATION,
-  type Resolution,
-  resolveAccount,
-} from './accounts/resolve.ts';
 import type { AnyBinding } from './binding.ts';
 import { ObjectCache } from './cache.ts';
-import { INSTANCE_LABEL, managedResource } from './constants.ts';
+import { INSTANCE_LABEL } from './constants.ts';
 import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
-import { Engine, type EngineAccounts } from './engine/index.ts';
 import { EventRecorder } from './events.ts';
-import { Informer } from './informer.ts';
+import type { Informer } from './informer.ts';
+import { kindController } from './kind-controller.ts';
 import type { Kube, KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
+import { type AccountsOptions, ManagerAccounts } from './manager-accounts.ts';
 import type { Metrics } from './metrics.ts';
-import { Observer } from './observer.ts';
+import type { Observer } from './observer.ts';
 import type { Check, ProbeServer } from './probes.ts';
 import { References } from './references.ts';
 import { SecretStore } from './secrets.ts';
 import { type Controller, runWorker, scrape, Timers } from './worker.ts';
-import { WorkQueue } from './workqueue.ts';
 
 export { INSTANCE_LABEL };
 
@@ -42,13 +32,7 @@ export interface ManagerOptions {
    * Accounts (EdgeAccount, ClusterEdgeAccount): each object uses its own account's client;
    * without this option every object uses `api`.
    */
-  accounts?: {
-    registry: AccountRegistry;
-    /** The installation's own account: on, its URL (the default of accounts' apiURL), its budget. */
-    installation: { enabled: boolean; url?: string; perMinute: number; namespace: string };
-    /** apiURLs accounts may use besides the installation's. */
-    allowedUrls: string[];
-  };
+  accounts?: AccountsOptions;
   bindings: AnyBinding[];
   log: Logger;
   metrics: Metrics;
@@ -97,6 +81,15 @@ export class Manager {
 
   constructor(o: ManagerOptions) {
     this.opts = o;
+    if (o.accounts)
+      this.accounts = new ManagerAccounts({
+        accounts: o.accounts,
+        controllers: this.controllers,
+        references: this.references,
+        dispatch: () => this.dispatch,
+        log: o.log,
+        concurrency: o.concurrency,
+      });
     this.cache = new ObjectCache({
       kube: o.kube,
       references: this.references,
@@ -109,19 +102,13 @@ export class Manager {
       cache: this.cache,
       secrets: () => this.secrets,
       metrics: o.metrics,
-      accountReleased: (ref) => this.accountCtl?.released(ref),
+      accountReleased: (ref) => this.accounts?.ctl?.released(ref),
     });
     if (o.probes) {
       o.probes.health = () => this.health();
       o.probes.readiness = () => this.readiness();
       o.probes.beforeScrape = () =>
-        scrape(
-          o.metrics,
-          o.api,
-          this.secrets,
-          [...this.controllers.values()],
-          this.started ? this.informers : [],
-        );
+        scrape(o.metrics, this.secrets, [...this.controllers.values()], this.started ? this.informers : []);
     }
   }
 
@@ -144,11 +131,7 @@ export class Manager {
     });
     this.opts.metrics.tunnelsOnlineByObject.reset();
     for (const [account, tunnels] of byAccount) {
-      const inAccount = (o: KubeObject) => {
-        if (!this.accountCtl) return true;
-        const r = this.accountOf(o);
-        return r.ok && r.id === account;
-      };
+      const inAccount = (o: KubeObject) => !this.accounts?.ctl || this.accounts.uses(o, account);
       await this.live.apply(
         [...this.controllers.values()].map((c) => ({
           binding: c.binding,
@@ -172,96 +155,16 @@ export class Manager {
     return [
       ...[...this.controllers.values()].flatMap((c) => c.informers),
       ...(this.secrets?.informers ?? []),
-      ...(this.accountCtl?.informers ?? []),
+      ...(this.accounts?.ctl?.informers ?? []),
     ];
   }
 
-  /** The account reconciler, when accounts are on. */
-  private accountCtl?: AccountController;
-
-  /** The account an object works with now (held or resolved), or why none. */
-  accountOf = (obj: KubeObject): Resolution => {
-    const facts = this.accountCtl!.facts(this.opts.accounts!.installation.enabled);
-    const spec = obj.spec as { accountRef?: AccountRef } | undefined;
-    return effectiveAccount(
-      (obj.status ?? {}) as { id?: string; account?: string },
-      resolveAccount(obj.metadata.namespace ?? '', spec?.accountRef, facts),
-    );
-  };
-
-  private engineAccounts(): EngineAccounts | undefined {
-    const registry = this.opts.accounts?.registry;
-    if (!registry) return undefined;
-    return {
-      accountOf: this.accountOf,
-      use: (id, kind, forDelete) => {
-        const u = registry.use(id, forDelete);
-        return 'phase' in u ? u : { client: u.client, observer: registry.observer(id, kind) };
-      },
-      reprioritized: () => {
-        for (const e of registry.all()) e.limiter.reprioritized();
-      },
-    };
-  }
-
-  private startAccounts(namespaces: (string | undefined)[], labelSelector: string): void {
-    const a = this.opts.accounts!;
-    this.accountCtl = new AccountController({
-      kube: this.opts.kube,
-      log: this.opts.log,
-      registry: a.registry,
-      references: this.references,
-      namespaces,
-      labelSelector,
-      informer: this.opts.informer,
-      installation: a.installation,
-      allowedUrls: a.allowedUrls,
-      lookup: (kind, key) => this.controllers.get(kind)?.engine.opts.cache.get(key),
-      accountOf: this.accountOf,
-      wake: (kind, obj) => void this.wake(kind, obj),
-    });
-    this.accountCtl.start();
-  }
-
-  /**
-   * An account turned Ready or changed: its kinds are listed first (so its objects are compared
-   * with one list, not a GET each), then every object naming it looks again.
-   */
-  private async wake(kind: string, account: KubeObject): Promise<void> {
-    const registry = this.opts.accounts!.registry;
-    const id = accountId(kind as AccountKind, account.metadata.namespace, account.metadata.name);
-    if (registry.get(id)?.usable)
-      await Promise.all(
-        [...this.controllers.values()].map((c) =>
-          this.hasObjectsIn(c, id) ? registry.observer(id, c.binding.kind)?.refresh() : undefined,
-        ),
-      );
-    this.dispatch.enqueueDependents(kind, account);
-  }
-
-  private hasObjectsIn(c: Controller, id: string): boolean {
-    return c.informers.some((i) =>
-      i.list().some((o) => {
-        const r = this.accountOf(o);
-        return r.ok && r.id === id;
-      }),
-    );
-  }
+  /** Accounts: each object's, the account reconciler, the per-account cap of the queues. */
+  private readonly accounts?: ManagerAccounts;
 
   /** The bulk observations a kind's objects need: one per account they use (that can serve). */
   private observersOf(c: Controller): Observer[] {
-    const registry = this.opts.accounts?.registry;
-    if (!registry) return [c.observer];
-    const ids = new Set<string>();
-    for (const i of c.informers)
-      for (const o of i.list()) {
-        const r = this.accountOf(o);
-        if (r.ok) ids.add(r.id);
-      }
-    return [...ids].flatMap((id) => {
-      const o = registry.get(id)?.usable ? registry.observer(id, c.binding.kind) : undefined;
-      return o ? [o] : [];
-    });
+    return this.accounts ? this.accounts.observersOf(c) : [c.observer];
   }
 
   get synced(): boolean {
@@ -337,8 +240,23 @@ export class Manager {
     this.events = events;
     events.onRecord = (reason) => this.opts.metrics.eventsRecorded.inc({ reason });
     const namespaces = this.opts.namespaces.length ? this.opts.namespaces : [undefined];
-    if (this.opts.accounts) this.startAccounts(namespaces, this.labelSelector);
-    for (const b of this.opts.bindings) this.controllers.set(b.kind, this.controller(b, events, namespaces));
+    this.accounts?.start({
+      kube: this.opts.kube,
+      namespaces,
+      labelSelector: this.labelSelector,
+      informer: this.opts.informer,
+    });
+    const deps = {
+      ...this.opts,
+      namespaces,
+      labelSelector: this.labelSelector,
+      cache: this.cache,
+      references: this.references,
+      accounts: this.accounts,
+      events,
+      secrets: () => this.secrets,
+    };
+    for (const b of this.opts.bindings) this.controllers.set(b.kind, kindController(b, deps));
     if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
     for (const c of this.controllers.values()) {
       for (const inf of c.informers) {
@@ -350,52 +268,8 @@ export class Manager {
     this.started = true;
   }
 
-  /** A kind's informers, queue, bulk observer and engine. */
   private get labelSelector(): string {
     return this.opts.instance ? `${INSTANCE_LABEL}=${this.opts.instance}` : `!${INSTANCE_LABEL}`;
-  }
-
-  private controller(b: AnyBinding, events: EventRecorder, namespaces: (string | undefined)[]): Controller {
-    const labelSelector = this.labelSelector;
-    const resource = managedResource(b.plural);
-    const informers = namespaces.map(
-      (ns) =>
-        new Informer({
-          kube: this.opts.kube,
-          resource,
-          namespace: ns,
-          labelSelector,
-          log: this.opts.log.child({ informer: b.plural }),
-          ...this.opts.informer,
-        }),
-    );
-    this.cache.addKind(b, informers);
-    this.references.addKind(b.kind);
-    const observer = new Observer({
-      kind: b.kind,
-      // the whole account's resources of the kind, at low budget priority
-      list: (onPage) => b.api.list(this.opts.api!, {}, { priority: 'low', onPage }),
-      log: this.opts.log,
-      metrics: this.opts.metrics,
-    });
-    // the installation's account observes each kind with this one
-    if (this.opts.api) this.opts.accounts?.registry.get(INSTALLATION)?.observers.set(b.kind, observer);
-    const engine = new Engine({
-      observer,
-      binding: b,
-      kube: this.opts.kube,
-      api: this.opts.api,
-      accounts: this.engineAccounts(),
-      events,
-      log: this.opts.log,
-      clusterId: this.opts.clusterId,
-      digestKey: this.opts.digestKey,
-      resyncMs: this.opts.resyncMs,
-      cache: this.cache.view(b.kind),
-      secrets: { read: (ns, name) => this.secrets!.read(ns, name) },
-    });
-    const queue = new WorkQueue<string>({ name: b.kind.toLowerCase(), metrics: this.opts.metrics });
-    return { binding: b, queue, informers, engine, observer };
   }
 
   private startSecrets(namespaces: (string | undefined)[]): void {
@@ -409,7 +283,7 @@ export class Manager {
       // a rotated Secret re-applies the modules that use it, and gives an account its new key
       inf.on((_type, obj) => {
         this.dispatch.enqueueDependents('Secret', obj);
-        this.accountCtl?.secretChanged(obj.metadata.namespace ?? '', obj.metadata.name);
+        this.accounts?.ctl?.secretChanged(obj.metadata.namespace ?? '', obj.metadata.name);
       });
       inf.start();
     }
@@ -425,7 +299,7 @@ export class Manager {
     // ... and once every account has been checked (its key read and proved): objects never
     // report waiting for an account that is merely not looked at yet
     const all = Promise.all(this.informers.map((i) => i.synced)).then(async () => {
-      await this.accountCtl?.checked;
+      await this.accounts?.ctl?.checked;
       return Promise.all(
         [...this.controllers.values()].flatMap((c) =>
           this.count(c) ? this.observersOf(c).map((o) => o.refresh()) : [],
@@ -506,7 +380,7 @@ export class Manager {
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.opts.drainMs)),
     );
     if (drained.includes(false)) this.opts.log.warn('drain deadline passed with reconciles in flight');
-    await this.accountCtl?.stop(this.opts.drainMs);
+    await this.accounts?.ctl?.stop(this.opts.drainMs);
     for (const i of this.informers) i.stop();
     await this.elector?.release();
     this.opts.log.info('stopped');

@@ -82,7 +82,7 @@ function apiMetrics(r: Registry[], buckets: number[]) {
   return {
     apiRequests: new Counter({
       name: 'edge_api_requests_total',
-      help: 'Edge API calls by operation, HTTP status (0: no response) and account (installation, or the EdgeAccount/ClusterEdgeAccount name)',
+      help: 'Edge API calls by operation, HTTP status (0: no response) and account (installation, EdgeAccount/<namespace>/<name> or ClusterEdgeAccount/<name>)',
       labelNames: ['operation', 'status', 'account'],
       registers: r,
     }),
@@ -95,8 +95,8 @@ function apiMetrics(r: Registry[], buckets: number[]) {
     }),
     apiRetries: new Counter({
       name: 'edge_api_retries_total',
-      help: 'Edge API calls retried, by reason',
-      labelNames: ['reason'],
+      help: 'Edge API calls retried, by reason and account',
+      labelNames: ['reason', 'account'],
       registers: r,
     }),
     apiThrottled: new Counter({
@@ -107,7 +107,8 @@ function apiMetrics(r: Registry[], buckets: number[]) {
     }),
     apiLimiterWait: new Gauge({
       name: 'edge_api_rate_limiter_wait_seconds_total',
-      help: 'Seconds calls waited on the client-side rate limiter',
+      help: 'Seconds calls waited on the client-side rate limiter, by account',
+      labelNames: ['account'],
       registers: r,
     }),
     kubeRequests: new Counter({
@@ -177,26 +178,27 @@ function budgetMetrics(r: Registry[]) {
   return {
     budgetWait: new Gauge({
       name: 'edge_api_budget_wait_seconds',
-      help: 'Total time API calls waited for the account budget, by priority (high: user changes; low: observation)',
-      labelNames: ['priority'],
+      help: 'Total time API calls waited for the account budget, by priority (high: user changes; low: observation) and account',
+      labelNames: ['priority', 'account'],
       registers: r,
     }),
     budgetQueued: new Gauge({
       name: 'edge_api_budget_waiting',
-      help: 'API calls waiting for the account budget now, by priority',
-      labelNames: ['priority'],
+      help: 'API calls waiting for the account budget now, by priority and account',
+      labelNames: ['priority', 'account'],
       registers: r,
     }),
     budgetWaitDuration: new Histogram({
       name: 'edge_api_budget_wait_duration_seconds',
-      help: 'How long each API call waited for its turn at the account budget, by priority (namespaces take turns within a priority)',
-      labelNames: ['priority'],
+      help: 'How long each API call waited for its turn at the account budget, by priority and account (namespaces take turns within a priority)',
+      labelNames: ['priority', 'account'],
       buckets: [0.01, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
       registers: r,
     }),
     budgetFlows: new Gauge({
       name: 'edge_api_budget_namespaces_waiting',
-      help: 'Namespaces with API calls waiting for the account budget now (they take turns)',
+      help: 'Namespaces with API calls waiting for the account budget now (they take turns), by account',
+      labelNames: ['account'],
       registers: r,
     }),
     queueFlows: new Gauge({

@@ -2,8 +2,6 @@
 // workers that take keys from the queue, the scrape of gauges read from the caches, and
 // timers stop() cuts short.
 import type { Logger } from 'pino';
-import type { EdgeClient } from '../../api/client.ts';
-import { PRIORITIES } from '../../api/rate-limiter.ts';
 import type { AnyBinding } from './binding.ts';
 import type { Engine } from './engine/index.ts';
 import type { Informer } from './informer.ts';
@@ -67,27 +65,17 @@ export async function runWorker(
 }
 
 /**
- * Gauges read rather than pushed, before each scrape: the API budget's waits and queues,
- * cached Secret data, objects by condition and the watches' progress (`informers`: those
- * running).
+ * Gauges read rather than pushed, before each scrape: cached Secret data, objects by
+ * condition and the watches' progress (`informers`: those running). The API budget's are
+ * each account's (AccountMetrics.scrape).
  */
 export function scrape(
   metrics: Metrics,
-  api: EdgeClient | undefined,
   secrets: SecretStore | undefined,
   controllers: Controller[],
   informers: Informer[],
 ): void {
   metrics.secretDataCached.set(secrets?.cachedData ?? 0);
-  const limiter = api?.transport.limiter;
-  if (limiter) {
-    metrics.apiLimiterWait.set(limiter.waitedMs / 1000);
-    for (const p of PRIORITIES) {
-      metrics.budgetWait.set({ priority: p }, limiter.waitedByPriority[p] / 1000);
-      metrics.budgetQueued.set({ priority: p }, limiter.queued[p]);
-    }
-    metrics.budgetFlows.set(limiter.flowsWaiting);
-  }
   for (const c of controllers) metrics.queueFlows.set({ name: c.binding.kind.toLowerCase() }, c.queue.flows);
   const { objectConditions, informerProgress } = metrics;
   objectConditions.reset();

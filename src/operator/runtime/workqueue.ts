@@ -17,6 +17,14 @@ export interface QueueOptions<T = string> {
   burst?: number;
   /** The flow (namespace) an item belongs to; by default a key's part before its first `/`. */
   flowOf?: (item: T) => string;
+  /** The account an item's work uses (undefined: none, it sends no request). */
+  accountOf?: (item: T) => string | undefined;
+  /**
+   * How many items of one account may be in progress at once (Infinity: no cap). Fewer than
+   * the workers: an account whose API hangs holds that many workers at most, and the others
+   * keep serving every other account, in the same namespace too.
+   */
+  maxPerAccount?: () => number;
 }
 
 /** A namespaced key's namespace (`ns/name`); '' for a cluster-scoped one. */
@@ -49,10 +57,14 @@ export class WorkQueue<T = string> {
   private readonly newcomerGetters: ((t: T | undefined) => void)[] = [];
   /** Items in progress by flow. */
   private readonly busy = new Map<string, number>();
+  /** Items in progress by account, and each one's account (as it was when it began). */
+  private readonly accountBusy = new Map<string, number>();
+  private readonly accountOfItem = new Map<T, string>();
   private shuttingDown = false;
   private bucketTokens: number;
   private bucketLast = Date.now();
-  private readonly opts: Required<Omit<QueueOptions<T>, 'metrics'>> & { metrics?: Metrics };
+  private readonly opts: Required<Omit<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount'>> &
+    Pick<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount'>;
 
   constructor(opts: QueueOptions<T>) {
     this.opts = {
@@ -125,10 +137,11 @@ export class WorkQueue<T = string> {
 
   /** To a waiting worker (urgent work to an urgent-only one first), else onto its queue. */
   private dispatch(item: T, priority: Priority): void {
-    const g =
-      (priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
-      this.getters.shift() ??
-      (this.busy.has(this.opts.flowOf(item)) ? undefined : this.newcomerGetters.shift());
+    const g = this.accountFull(item)
+      ? undefined
+      : ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
+        this.getters.shift() ??
+        (this.busy.has(this.opts.flowOf(item)) ? undefined : this.newcomerGetters.shift()));
     if (g) {
       this.begin(item, priority);
       g(item);
@@ -192,29 +205,55 @@ export class WorkQueue<T = string> {
 
   /** Waits for the next item (only urgent ones with `onlyUrgent`); undefined once the queue shuts down. */
   get(onlyUrgent = false): Promise<T | undefined> {
-    const priority = this.queue.top(onlyUrgent);
-    const item = this.queue.shift(onlyUrgent);
-    if (item !== undefined) {
-      this.dirty.delete(item);
-      this.begin(item, priority);
-      this.gauge();
-      return Promise.resolve(item);
-    }
+    const item = this.take(onlyUrgent ? 'urgent' : 'any');
+    if (item !== undefined) return Promise.resolve(item);
     if (this.shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => (onlyUrgent ? this.urgentGetters : this.getters).push(resolve));
   }
 
   /** Waits for the next item of a namespace with nothing in progress; undefined once the queue shuts down. */
   getNewcomer(): Promise<T | undefined> {
-    const next = this.queue.shiftWhere((flow) => !this.busy.has(flow));
-    if (next) {
-      this.dirty.delete(next[0]);
-      this.begin(...next);
-      this.gauge();
-      return Promise.resolve(next[0]);
-    }
+    const item = this.take('newcomer');
+    if (item !== undefined) return Promise.resolve(item);
     if (this.shuttingDown) return Promise.resolve(undefined);
     return new Promise((resolve) => this.newcomerGetters.push(resolve));
+  }
+
+  /** The cap of items in progress per account now (Infinity: none). */
+  private get cap(): number {
+    return this.opts.accountOf ? (this.opts.maxPerAccount?.() ?? Infinity) : Infinity;
+  }
+
+  /** Whether the item's account holds as many workers as it may. */
+  private accountFull(item: T, cap = this.cap): boolean {
+    if (!Number.isFinite(cap)) return false;
+    const a = this.opts.accountOf!(item);
+    return a !== undefined && (this.accountBusy.get(a) ?? 0) >= cap;
+  }
+
+  /**
+   * The next item for a worker of this sort, begun; undefined if none may go now. Items of an
+   * account at its cap are skipped (they stay in their place); without a cap, plain turn order.
+   */
+  private take(sort: 'any' | 'urgent' | 'newcomer'): T | undefined {
+    const cap = this.cap;
+    const capped = Number.isFinite(cap);
+    let next: [T, Priority | undefined] | undefined;
+    if (sort !== 'newcomer' && !capped) {
+      const priority = this.queue.top(sort === 'urgent');
+      const item = this.queue.shift(sort === 'urgent');
+      next = item === undefined ? undefined : [item, priority];
+    } else
+      next = this.queue.shiftWhere(
+        sort === 'newcomer' ? (flow) => !this.busy.has(flow) : () => true,
+        capped ? (item) => !this.accountFull(item, cap) : undefined,
+        sort === 'urgent',
+      );
+    if (!next) return undefined;
+    this.dirty.delete(next[0]);
+    this.begin(...next);
+    this.gauge();
+    return next[0];
   }
 
   done(item: T): void {
@@ -228,6 +267,13 @@ export class WorkQueue<T = string> {
     if (s !== undefined)
       this.opts.metrics?.workDuration.observe({ name: this.opts.name }, (Date.now() - s) / 1000);
     this.startedAt.delete(item);
+    const account = this.accountOfItem.get(item);
+    if (account !== undefined) {
+      this.accountOfItem.delete(item);
+      const left = (this.accountBusy.get(account) ?? 1) - 1;
+      if (left > 0) this.accountBusy.set(account, left);
+      else this.accountBusy.delete(account);
+    }
     if (this.dirty.has(item)) {
       this.dirty.delete(item);
       const p = this.reAdd.get(item) ?? 'high';
@@ -236,12 +282,22 @@ export class WorkQueue<T = string> {
     }
     // a namespace with nothing in progress any more may have work for a newcomer worker
     while (this.newcomerGetters.length && !this.busy.has(flow)) {
-      const next = this.queue.shiftWhere((f) => !this.busy.has(f));
-      if (!next) break;
-      this.dirty.delete(next[0]);
-      this.begin(...next);
-      this.newcomerGetters.shift()!(next[0]);
+      const next = this.take('newcomer');
+      if (next === undefined) break;
+      this.newcomerGetters.shift()!(next);
     }
+    // an account below its cap again: its skipped items may go to the workers waiting
+    if (account !== undefined && this.queue.size && Number.isFinite(this.cap))
+      for (const [getters, sort] of [
+        [this.urgentGetters, 'urgent'],
+        [this.getters, 'any'],
+        [this.newcomerGetters, 'newcomer'],
+      ] as const)
+        while (getters.length) {
+          const next = this.take(sort);
+          if (next === undefined) break;
+          getters.shift()!(next);
+        }
     this.gauge();
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
   }
@@ -274,6 +330,11 @@ export class WorkQueue<T = string> {
     if (priority === 'low') this.observing.add(item);
     const flow = this.opts.flowOf(item);
     this.busy.set(flow, (this.busy.get(flow) ?? 0) + 1);
+    const account = this.opts.accountOf?.(item);
+    if (account !== undefined) {
+      this.accountOfItem.set(item, account);
+      this.accountBusy.set(account, (this.accountBusy.get(account) ?? 0) + 1);
+    }
     this.startedAt.set(item, Date.now());
     const a = this.addedAt.get(item);
     if (a !== undefined) {

@@ -21,6 +21,9 @@ export interface ClientFactory {
   }): EdgeClient;
   /** The bulk observation of a kind in an account (its list reads the account's current client). */
   observer?(account: string, kind: string, client: () => EdgeClient): Observer;
+  /** An account is held now (its metrics series start), and when it went (they go with it). */
+  added?(account: string): void;
+  removed?(account: string): void;
 }
 
 export interface AccountEntry {
@@ -74,6 +77,7 @@ export class AccountRegistry {
       recent: [],
     };
     this.entries.set(id, e);
+    this.factory.added?.(id);
     return e;
   }
 
@@ -118,6 +122,7 @@ export class AccountRegistry {
       observers: new Map(),
       recent,
     });
+    this.factory.added?.(id);
     return 'new';
   }
 
@@ -129,6 +134,11 @@ export class AccountRegistry {
 
   get(id: string): AccountEntry | undefined {
     return this.entries.get(id);
+  }
+
+  /** Accounts held now. */
+  get size(): number {
+    return this.entries.size;
   }
 
   all(): AccountEntry[] {
@@ -185,6 +195,7 @@ export class AccountRegistry {
     const e = this.entries.get(id);
     if (!e) return;
     this.entries.delete(id);
+    this.factory.removed?.(id);
     if (id !== INSTALLATION) await e.client.close().catch(() => {});
   }
 

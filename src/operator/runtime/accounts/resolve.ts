@@ -26,9 +26,11 @@ export function describeAccount(id: string): string {
   return b === undefined ? `${kind} ${a}` : `${kind} ${a}/${b}`;
 }
 
-/** The metrics label of an account: its object's name (bounded by the number of account objects). */
-export const accountLabel = (id: string): string =>
-  id === INSTALLATION ? INSTALLATION : id.split('/').pop()!;
+/**
+ * The metrics label of an account: its identity (kind, namespace and name: every team's
+ * EdgeAccount is called `default`), bounded by the account objects that exist.
+ */
+export const accountLabel = (id: string): string => id;
 
 /** What resolution reads: the account objects in the caches and the namespaces' labels. */
 export interface AccountFacts {

@@ -1,0 +1,75 @@
+// One kind's controller as the manager runs it: its informers (one per watched namespace), its
+// bulk observer (the installation's account), its engine and its work queue.
+import type { AnyBinding } from './binding.ts';
+import type { ObjectCache } from './cache.ts';
+import { managedResource } from './constants.ts';
+import { Engine } from './engine/index.ts';
+import type { EventRecorder } from './events.ts';
+import { Informer } from './informer.ts';
+import type { ManagerOptions } from './manager.ts';
+import type { ManagerAccounts } from './manager-accounts.ts';
+import { Observer } from './observer.ts';
+import type { References } from './references.ts';
+import type { SecretStore } from './secrets.ts';
+import type { Controller } from './worker.ts';
+import { WorkQueue } from './workqueue.ts';
+
+export type KindDeps = Pick<
+  ManagerOptions,
+  'kube' | 'api' | 'log' | 'metrics' | 'informer' | 'clusterId' | 'digestKey' | 'resyncMs'
+> & {
+  namespaces: (string | undefined)[];
+  labelSelector: string;
+  cache: ObjectCache;
+  references: References;
+  accounts?: ManagerAccounts;
+  events: EventRecorder;
+  secrets: () => SecretStore | undefined;
+};
+
+export function kindController(b: AnyBinding, d: KindDeps): Controller {
+  const resource = managedResource(b.plural);
+  const informers = d.namespaces.map(
+    (ns) =>
+      new Informer({
+        kube: d.kube,
+        resource,
+        namespace: ns,
+        labelSelector: d.labelSelector,
+        log: d.log.child({ informer: b.plural }),
+        ...d.informer,
+      }),
+  );
+  d.cache.addKind(b, informers);
+  const cache = d.cache.view(b.kind);
+  d.references.addKind(b.kind);
+  const observer = new Observer({
+    kind: b.kind,
+    // the whole account's resources of the kind, at low budget priority
+    list: (onPage) => b.api.list(d.api!, {}, { priority: 'low', onPage }),
+    log: d.log,
+    metrics: d.metrics,
+  });
+  // the installation's account observes each kind with this one
+  if (d.api) d.accounts?.installation?.observers.set(b.kind, observer);
+  const engine = new Engine({
+    observer,
+    binding: b,
+    kube: d.kube,
+    api: d.api,
+    accounts: d.accounts?.engineAccounts(),
+    events: d.events,
+    log: d.log,
+    clusterId: d.clusterId,
+    digestKey: d.digestKey,
+    resyncMs: d.resyncMs,
+    cache,
+    secrets: { read: (ns, name) => d.secrets()!.read(ns, name) },
+  });
+  const queue = new WorkQueue<string>({
+    name: b.kind.toLowerCase(),
+    metrics: d.metrics,
+    ...d.accounts?.queueCap(cache.get),
+  });
+  return { binding: b, queue, informers, engine, observer };
+}

@@ -1,0 +1,159 @@
+// The manager's side of accounts: which account an object works with, each account's client
+// and bulk observations for the engines, the account reconciler, and the cap on how many of
+// one account's objects a kind's workers take at once.
+import type { Logger } from 'pino';
+import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
+import { AccountController } from './accounts/controller.ts';
+import type { AccountEntry, AccountRegistry } from './accounts/registry.ts';
+import {
+  accountId,
+  effectiveAccount,
+  INSTALLATION,
+  type Resolution,
+  resolveAccount,
+} from './accounts/resolve.ts';
+import type { Dispatch } from './dispatch.ts';
+import type { EngineAccounts } from './engine/index.ts';
+import type { KubeObject } from './kube.ts';
+import type { Observer } from './observer.ts';
+import type { References } from './references.ts';
+import type { Controller } from './worker.ts';
+import type { QueueOptions } from './workqueue.ts';
+
+export interface AccountsOptions {
+  registry: AccountRegistry;
+  /** The installation's own account: on, its URL (the default of accounts' apiURL), its budget. */
+  installation: { enabled: boolean; url?: string; perMinute: number; namespace: string };
+  /** apiURLs accounts may use besides the installation's. */
+  allowedUrls: string[];
+}
+
+export class ManagerAccounts {
+  /** The account reconciler, once started. */
+  ctl?: AccountController;
+  private readonly o: {
+    accounts: AccountsOptions;
+    controllers: Map<string, Controller>;
+    references: References;
+    dispatch: () => Dispatch;
+    log: Logger;
+    /** Workers per kind besides the urgent and newcomer ones. */
+    concurrency: number;
+  };
+
+  constructor(o: ManagerAccounts['o']) {
+    this.o = o;
+  }
+
+  get registry(): AccountRegistry {
+    return this.o.accounts.registry;
+  }
+
+  /** The installation's own account, when it is on. */
+  get installation(): AccountEntry | undefined {
+    return this.registry.get(INSTALLATION);
+  }
+
+  /** The account an object works with now (held or resolved), or why none. */
+  accountOf = (obj: KubeObject): Resolution => {
+    const facts = this.ctl!.facts(this.o.accounts.installation.enabled);
+    const spec = obj.spec as { accountRef?: AccountRef } | undefined;
+    return effectiveAccount(
+      (obj.status ?? {}) as { id?: string; account?: string },
+      resolveAccount(obj.metadata.namespace ?? '', spec?.accountRef, facts),
+    );
+  };
+
+  /** Whether the object works with this account now. */
+  uses(obj: KubeObject, id: string): boolean {
+    const r = this.accountOf(obj);
+    return r.ok && r.id === id;
+  }
+
+  engineAccounts(): EngineAccounts {
+    const registry = this.registry;
+    return {
+      accountOf: this.accountOf,
+      use: (id, kind, forDelete) => {
+        const u = registry.use(id, forDelete);
+        return 'phase' in u ? u : { client: u.client, observer: registry.observer(id, kind) };
+      },
+      reprioritized: () => {
+        for (const e of registry.all()) e.limiter.reprioritized();
+      },
+    };
+  }
+
+  start(o: {
+    kube: ConstructorParameters<typeof AccountController>[0]['kube'];
+    namespaces: (string | undefined)[];
+    labelSelector: string;
+    informer: ConstructorParameters<typeof AccountController>[0]['informer'];
+  }): void {
+    const a = this.o.accounts;
+    this.ctl = new AccountController({
+      ...o,
+      log: this.o.log,
+      registry: a.registry,
+      references: this.o.references,
+      installation: a.installation,
+      allowedUrls: a.allowedUrls,
+      lookup: (kind, key) => this.o.controllers.get(kind)?.engine.opts.cache.get(key),
+      accountOf: this.accountOf,
+      wake: (kind, obj) => void this.wake(kind, obj),
+    });
+    this.ctl.start();
+  }
+
+  /**
+   * An account turned Ready or changed: its kinds are listed first (so its objects are compared
+   * with one list, not a GET each), then every object naming it looks again.
+   */
+  private async wake(kind: string, account: KubeObject): Promise<void> {
+    const registry = this.registry;
+    const id = accountId(kind as AccountKind, account.metadata.namespace, account.metadata.name);
+    if (registry.get(id)?.usable)
+      await Promise.all(
+        [...this.o.controllers.values()].map((c) =>
+          c.informers.some((i) => i.list().some((o) => this.uses(o, id)))
+            ? registry.observer(id, c.binding.kind)?.refresh()
+            : undefined,
+        ),
+      );
+    this.o.dispatch().enqueueDependents(kind, account);
+  }
+
+  /** The bulk observations a kind's objects need: one per account they use (that can serve). */
+  observersOf(c: Controller): Observer[] {
+    const ids = new Set<string>();
+    for (const i of c.informers)
+      for (const o of i.list()) {
+        const r = this.accountOf(o);
+        if (r.ok) ids.add(r.id);
+      }
+    return [...ids].flatMap((id) => {
+      const o = this.registry.get(id)?.usable ? this.registry.observer(id, c.binding.kind) : undefined;
+      return o ? [o] : [];
+    });
+  }
+
+  /**
+   * A kind's queue takes at most concurrency - 1 objects of one account at a time while there is
+   * more than one account: an account whose API hangs (each request waits out --api-timeout)
+   * never holds every worker, so the other accounts' objects, in the same namespace too, keep
+   * going. With one account there is nobody to keep a worker for.
+   */
+  queueCap(
+    object: (key: string) => KubeObject | undefined,
+  ): Pick<QueueOptions, 'accountOf' | 'maxPerAccount'> {
+    const cap = Math.max(1, this.o.concurrency - 1);
+    return {
+      accountOf: (key) => {
+        const obj = object(key);
+        const r = obj && this.ctl ? this.accountOf(obj) : undefined;
+        return r?.ok ? r.id : undefined;
+      },
+      maxPerAccount: () => (this.registry.size > 1 ? cap : Number.POSITIVE_INFINITY),
+    };
+  }
+}

@@ -1,0 +1,183 @@
+// One account's API hangs (accepts connections, never answers) while another account serves:
+// the hung account's objects wait out --api-timeout, and the other account's objects, in the
+// same namespace as well as in another, are Ready at once. Account A is an EdgeAccount whose
+// apiURL is a loopback proxy in front of the emulator (allowed by --account-api-urls) that stops
+// answering on cue; account B is a ClusterEdgeAccount on the emulator, shared by both namespaces.
+import { createServer, request, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accountResource } from '../../src/operator/kinds/accounts.ts';
+import { INSTANCE_LABEL } from '../../src/operator/runtime/constants.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import {
+  NAMESPACES,
+  type OperatorProcess,
+  obj,
+  ready,
+  res,
+  skipReason,
+  startOperator,
+  type World,
+  waitFor,
+  world,
+} from './harness.ts';
+
+const P = res('ippolicies');
+const EA = accountResource('EdgeAccount');
+const CEA = accountResource('ClusterEdgeAccount');
+const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
+const KEY_A = 'key-of-account-a';
+const KEY_B = 'key-of-account-b';
+/** Long enough that a worker waiting on the hung API is still waiting when the test ends. */
+const API_TIMEOUT_S = 60;
+
+/** Forwards to the emulator until `hang`; then accepts every request and never answers. */
+function hangingProxy(target: string) {
+  const sockets = new Set<Socket>();
+  const p = { hang: false, held: 0, url: '', server: undefined as unknown as Server };
+  p.server = createServer((req, res) => {
+    if (p.hang) {
+      p.held++;
+      req.resume();
+      return;
+    }
+    const up = request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (r) => {
+      res.writeHead(r.statusCode!, r.headers);
+      r.pipe(res);
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  p.server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  return {
+    p,
+    listen: () =>
+      new Promise<void>((resolve) =>
+        p.server.listen(0, '127.0.0.1', () => {
+          p.url = `http://127.0.0.1:${(p.server.address() as { port: number }).port}`;
+          resolve();
+        }),
+      ),
+    close: () => {
+      for (const s of sockets) s.destroy();
+      p.server.close();
+    },
+  };
+}
+
+describe.skipIf(!!skipReason)('a hung account never holds another account back', () => {
+  let w: World;
+  let op: OperatorProcess;
+  let proxy: ReturnType<typeof hangingProxy>;
+  const stamp = Date.now().toString(36);
+  const inst = `hung-${stamp}`;
+  const [nsT, nsU] = [`${stamp}-hung-t`, `${stamp}-hung-u`];
+  const shared = `${inst}-b`;
+  const labels = { [INSTANCE_LABEL]: inst };
+  const mine = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels } });
+  const onB = { accountRef: { kind: 'ClusterEdgeAccount', name: shared } };
+  const isReady = async (ns: string, name: string) => {
+    const o = await w.kube.get(P, ns, name).catch(() => undefined);
+    return !!o && ready(o);
+  };
+
+  beforeAll(async () => {
+    w = await world('hung', { accounts: { a: KEY_A, b: KEY_B } });
+    proxy = hangingProxy(w.emu.url);
+    await proxy.listen();
+    for (const ns of [nsT, nsU]) await w.kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
+    op = await startOperator(w.emu, w.ns, [
+      '--namespaces',
+      `${nsT},${nsU}`,
+      '--instance',
+      inst,
+      '--default-account=false',
+      '--account-api-urls',
+      proxy.p.url,
+      '--api-timeout',
+      `${API_TIMEOUT_S}s`,
+      '--concurrency',
+      '4',
+      // the requests the hung API holds are not waited for at the end
+      '--drain-timeout',
+      '1s',
+    ]);
+    // team T's own account (A) behind the proxy; B shared by T and U from the operator's namespace
+    await w.kube.create(SECRETS, nsT, {
+      metadata: { name: 'key-a', namespace: nsT },
+      stringData: { key: KEY_A },
+    });
+    await w.kube.create(
+      EA,
+      nsT,
+      mine({
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'EdgeAccount',
+        metadata: { name: 'default', namespace: nsT },
+        spec: { apiKeySecretRef: { name: 'key-a', key: 'key' }, apiURL: proxy.p.url },
+      }),
+    );
+    await w.kube.create(SECRETS, w.ns, {
+      metadata: { name: 'key-b', namespace: w.ns },
+      stringData: { key: KEY_B },
+    });
+    await w.kube.create(
+      CEA,
+      undefined,
+      mine({
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'ClusterEdgeAccount',
+        metadata: { name: shared },
+        spec: { apiKeySecretRef: { name: 'key-b', key: 'key' }, namespaces: [nsT, nsU] },
+      }),
+    );
+    // both accounts serve: one object each is Ready
+    await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, 'a-before', {})));
+    await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, 'b-before', onB)));
+    await waitFor(
+      'both accounts serve',
+      async () => (await isReady(nsT, 'a-before')) && (await isReady(nsT, 'b-before')),
+      60_000,
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    await op?.kill();
+    proxy?.close();
+    for (const ns of [nsT, nsU]) await w?.kube.delete(NAMESPACES, undefined, ns).catch(() => {});
+    const left = await w?.kube.get(CEA, undefined, shared).catch(() => undefined);
+    if (left) {
+      await w.kube.patch(CEA, undefined, shared, { metadata: { finalizers: null } }).catch(() => {});
+      await w.kube.delete(CEA, undefined, shared).catch(() => {});
+    }
+    await w?.close();
+  });
+
+  it('account B’s new objects are Ready at once, in the hung account’s namespace too, while A’s wait', async () => {
+    proxy.p.hang = true;
+    const aNames = Array.from({ length: 6 }, (_, i) => `a-${i}`);
+    for (const n of aNames) await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, n, {})));
+    // account A's objects have taken workers: their requests are held by the hung API
+    await waitFor('requests held by the hung API', async () => proxy.p.held >= 3, 15_000);
+    const started = Date.now();
+    const bNames = [
+      ...Array.from({ length: 4 }, (_, i) => [nsT, `b-${i}`] as const),
+      ...Array.from({ length: 4 }, (_, i) => [nsU, `b-${i}`] as const),
+    ];
+    for (const [ns, n] of bNames) await w.kube.create(P, ns, mine(obj('IPPolicy', ns, n, onB)));
+    await waitFor(
+      'account B’s objects Ready',
+      async () => (await Promise.all(bNames.map(([ns, n]) => isReady(ns, n)))).every(Boolean),
+      20_000,
+    );
+    const took = Date.now() - started;
+    // well within the time a request to the hung API waits before it gives up
+    expect(took).toBeLessThan((API_TIMEOUT_S * 1000) / 4);
+    // and account A's are still waiting on it
+    for (const n of aNames) expect(await isReady(nsT, n)).toBe(false);
+    expect(await isReady(nsT, 'a-before')).toBe(true);
+  }, 60_000);
+});
