@@ -15,6 +15,7 @@ import type { Kube, KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import { type AccountsOptions, ManagerAccounts } from './manager-accounts.ts';
+import type { ManagerOptions } from './manager-options.ts';
 import type { Metrics } from './metrics.ts';
 import type { Observer } from './observer.ts';
 import type { Check, ProbeServer } from './probes.ts';
@@ -22,47 +23,8 @@ import { References } from './references.ts';
 import { SecretStore } from './secrets.ts';
 import { type Controller, runWorker, scrape, Timers } from './worker.ts';
 
+export type { ManagerOptions };
 export { INSTANCE_LABEL };
-
-export interface ManagerOptions {
-  kube: Kube;
-  /** The installation's own account's client (absent when that account is turned off). */
-  api?: EdgeClient;
-  /**
-   * Accounts (EdgeAccount, ClusterEdgeAccount): each object uses its own account's client;
-   * without this option every object uses `api`.
-   */
-  accounts?: AccountsOptions;
-  bindings: AnyBinding[];
-  log: Logger;
-  metrics: Metrics;
-  clusterId: string;
-  identity: string;
-  /** Namespaces to watch; empty: all. */
-  namespaces: string[];
-  concurrency: number;
-  resyncMs: number;
-  drainMs: number;
-  leaderElection: { enabled: boolean; namespace: string; name: string };
-  /** Objects with this instance label value; undefined: objects without the label. */
-  instance?: string;
-  /**
-   * Namespaces whose objects' remote resources any namespace may reference by id (the
-   * platform's shared resources); otherwise a raw id reaches only resources made outside the cluster.
-   */
-  sharedNamespaces?: string[];
-  /** Where the probes are served; the manager answers them. */
-  probes?: ProbeServer;
-  /** HMAC key of the secret digests in status. */
-  digestKey: string;
-  informer?: {
-    idleMs?: number;
-    relistMs?: number;
-    watchTimeoutSeconds?: number;
-    minBackoffMs?: number;
-    maxBackoffMs?: number;
-  };
-}
 
 /** How often the manager looks for a quiet moment (idle work: id annotations). */
 const IDLE_CHECK_MS = 1000;
