@@ -139,9 +139,9 @@ export async function engineWorld(
           changes: () => undefined,
           managerOf: (id) => holdersOf(id)[0],
           managedElsewhere: (id, ns) => holdersOf(id).find((o) => o.namespace !== ns),
-          nameIds: (text) =>
+          nameIds: (text, ns) =>
             text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
-              const o = holdersOf(id)[0];
+              const o = holdersOf(id).find((x) => x.namespace === ns);
               return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
             }),
           get: (key) => {

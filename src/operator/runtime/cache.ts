@@ -71,9 +71,12 @@ export class ObjectCache {
    * The text with each remote id that one of the managed objects holds followed by that
    * object (`ipx_123 (IPRestriction team/dash)`): the API's messages name remote resources only.
    */
-  nameIds = (text: string): string =>
+  nameIds = (text: string, namespace: string): string =>
     text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
-      const o = this.byId.get(id)?.[0];
+      // only objects the asking namespace may see: another tenant's object names stay unsaid
+      const o = this.byId
+        .get(id)
+        ?.find((x) => x.namespace === namespace || this.opts.sharedNamespaces?.includes(x.namespace));
       return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
     });
 

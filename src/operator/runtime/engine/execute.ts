@@ -66,7 +66,7 @@ export async function create(
       : { finalizers: withFinalizer(obj), annotations: pending },
   );
   const inline = Object.fromEntries([...want.modules].filter(([, v]) => v !== null));
-  const remote = (await call(ctx, `create ${ctx.binding.kind}`, () =>
+  const remote = (await call(ctx, obj.metadata.namespace ?? '', `create ${ctx.binding.kind}`, () =>
     ctx.binding.api.create(ctx.opts.api, { ...want.desired, ...want.common, ...inline }),
   )) as Remote;
   wrote(ctx, obj);
@@ -94,7 +94,7 @@ export async function update(
   patch: Record<string, unknown>,
   desired: Record<string, unknown>,
 ): Promise<Remote> {
-  const updated = (await call(ctx, `update ${remote.id}`, () =>
+  const updated = (await call(ctx, obj.metadata.namespace ?? '', `update ${remote.id}`, () =>
     ctx.binding.api.update(ctx.opts.api, remote.id, patch, desired),
   )) as Remote;
   wrote(ctx, obj);
@@ -115,13 +115,13 @@ export async function writeModules(
   for (const step of steps) {
     const m = ctx.binding.modules!.find((x) => x.name === step.name)!;
     if ('delete' in step) {
-      await call(ctx, `delete module ${m.name} of ${remote.id}`, () =>
+      await call(ctx, obj.metadata.namespace ?? '', `delete module ${m.name} of ${remote.id}`, () =>
         m.delete(ctx.opts.api, remote.id, desired),
       );
       now[m.name] = null;
       continue;
     }
-    const put = await call(ctx, `put module ${m.name} of ${remote.id}`, () =>
+    const put = await call(ctx, obj.metadata.namespace ?? '', `put module ${m.name} of ${remote.id}`, () =>
       m.put(ctx.opts.api, remote.id, step.put, desired),
     );
     if (put && typeof put === 'object') now[m.name] = put;
@@ -161,7 +161,9 @@ export async function deleteRemote(
     ctx.memos.of(keyOf(obj)).deletedRemote = id;
     ctx.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${id}`);
   } catch (err) {
-    const failed = deleteFailure(id, err, ctx.opts.cache.nameIds.bind(ctx.opts.cache));
+    const failed = deleteFailure(id, err, (text) =>
+      ctx.opts.cache.nameIds(text, obj.metadata.namespace ?? ''),
+    );
     if (!failed.deleted) return failure(failed.phase, { retry: true });
   }
   return undefined;

@@ -84,9 +84,13 @@ export async function apiCall<T>(
   }
 }
 
-/** API errors of a call, named with the objects behind the ids. */
-export const call = <T>(ctx: EngineContext, what: string, fn: () => Promise<T>): Promise<T> =>
-  apiCall(what, fn, ctx.opts.cache.nameIds.bind(ctx.opts.cache));
+/** API errors of a call, named with the objects behind the ids that `namespace` may see. */
+export const call = <T>(
+  ctx: EngineContext,
+  namespace: string,
+  what: string,
+  fn: () => Promise<T>,
+): Promise<T> => apiCall(what, fn, (text) => ctx.opts.cache.nameIds(text, namespace));
 
 /** A plan's stall as the failure report writes. */
 export const fromStall = (s: { reason: string; message: string; requeueAfterMs?: number }): Failure =>

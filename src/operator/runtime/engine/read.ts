@@ -12,14 +12,14 @@ import { type ConflictInput, needsOwnerState, ownerOf } from './plan.ts';
 import type { EngineContext, Remote, RemoteReader, Seen, Status, Wanted } from './types.ts';
 import { statusOf } from './types.ts';
 
-function getReader(ctx: EngineContext): RemoteReader {
+function getReader(ctx: EngineContext, namespace: string): RemoteReader {
   return {
     read: async (id, desired) => {
       try {
         return { found: true, remote: await ctx.binding.api.get(ctx.opts.api, id, desired) };
       } catch (err) {
         if (isNotFound(err)) return { found: false };
-        return call(ctx, `get ${id}`, () => Promise.reject(err));
+        return call(ctx, namespace, `get ${id}`, () => Promise.reject(err));
       }
     },
   };
@@ -32,7 +32,7 @@ function getReader(ctx: EngineContext): RemoteReader {
  * `fresh`: a GET whatever the list holds.
  */
 export function readerFor(ctx: EngineContext, key: string, fresh = false): RemoteReader {
-  const get = getReader(ctx);
+  const get = getReader(ctx, key.includes('/') ? key.slice(0, key.indexOf('/')) : '');
   const snapshot = ctx.opts.observer?.latest;
   if (fresh) return get;
   if (!snapshot) {
@@ -72,7 +72,7 @@ export async function findOwned(ctx: EngineContext, obj: KubeObject, desired: Re
   const mark = Date.parse(obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION] ?? '');
   const restored = mark < Date.parse(obj.metadata.creationTimestamp ?? '');
   const { object } = ownerOf(ctx.binding.kind, obj, ctx.opts.clusterId);
-  return call(ctx, `list ${ctx.binding.kind} (recovery)`, async () => {
+  return call(ctx, obj.metadata.namespace ?? '', `list ${ctx.binding.kind} (recovery)`, async () => {
     let byName: { id: string } | undefined;
     for await (const r of ctx.binding.api.list(ctx.opts.api, desired)) {
       const o = decodeMetadata((r as { metadata?: string }).metadata).owner;

@@ -30,7 +30,7 @@ export interface EngineCache {
   /** The object whose status holds this remote id, in any namespace. */
   managerOf(id: string): { kind: string; namespace: string; name: string } | undefined;
   /** Names the Kubernetes objects behind remote ids in a message. */
-  nameIds(text: string): string;
+  nameIds(text: string, namespace: string): string;
   /**
    * Whether the object an owner marker names (`Kind/namespace/name`) still exists, in any
    * namespace and installation: 'unknown' when that cannot be read.

@@ -1,0 +1,41 @@
+// The API's messages name remote ids only; the operator adds the object behind each id, and
+// only an object the asking namespace may see: a tenant never learns another's object names.
+import { describe, expect, it } from 'vitest';
+import { ObjectCache } from '../../src/operator/runtime/cache.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { References } from '../../src/operator/runtime/references.ts';
+
+const held = (namespace: string, name: string, id: string): KubeObject =>
+  ({ metadata: { namespace, name }, status: { id } }) as unknown as KubeObject;
+
+function cache(sharedNamespaces?: string[]) {
+  const c = new ObjectCache({
+    kube: { get: () => Promise.reject(new Error('not used')) },
+    references: new References(),
+    sharedNamespaces,
+    secrets: () => undefined,
+  });
+  c.noteIds('HTTPSEdge', 'add', held('team-a', 'shop', 'edghts_1a2b3c4d5e'));
+  c.noteIds('IPPolicy', 'add', held('platform', 'corp', 'ipp_9z8y7x6w5v'));
+  return c;
+}
+
+describe('naming the ids of an API message', () => {
+  const msg = 'Route match expression / must be unique across all routes for HTTPS edge edghts_1a2b3c4d5e.';
+
+  it.each([
+    ['the namespace that holds it', 'team-a', 'edghts_1a2b3c4d5e (HTTPSEdge team-a/shop)'],
+    ['another namespace', 'team-b', 'edghts_1a2b3c4d5e.'],
+  ])('for %s', (_, ns, expected) => {
+    expect(cache().nameIds(msg, ns)).toContain(expected);
+    if (ns !== 'team-a') expect(cache().nameIds(msg, ns)).not.toContain('team-a');
+  });
+
+  it("a shared namespace's objects are named to every namespace (their ids are everyone's to use)", () => {
+    const text = 'in use: ipp_9z8y7x6w5v';
+    expect(cache(['platform']).nameIds(text, 'team-b')).toBe(
+      'in use: ipp_9z8y7x6w5v (IPPolicy platform/corp)',
+    );
+    expect(cache().nameIds(text, 'team-b')).toBe(text);
+  });
+});
