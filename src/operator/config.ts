@@ -121,6 +121,8 @@ export interface OperatorConfig {
   namespaces: string[];
   /** Namespaces whose objects' remote resources any namespace may reference by id. */
   sharedNamespaces: string[];
+  /** With --namespaces: the RoleBinding in each giving the operator its rights, held while it has work there. */
+  accessBinding?: string;
   /** Whether the installation's own account serves objects naming no account (else Stalled/NoAccount). */
   defaultAccount: boolean;
   /** apiURLs EdgeAccounts and ClusterEdgeAccounts may use besides --api-url. */
@@ -237,6 +239,12 @@ export function addOperatorOptions(cmd: Command): Command {
       new Option('--api-rate-limit <perMinute>', 'Edge API requests per minute the account allows (> 0)')
         .env('EDGE_API_RATE_LIMIT')
         .default('120'),
+    )
+    .addOption(
+      new Option(
+        '--access-binding <name>',
+        'with --namespaces: the RoleBinding giving the operator its rights in each; it holds a finalizer on it while objects there await it, so that deleting such a namespace finishes (the chart sets it)',
+      ).env('EDGE_ACCESS_BINDING'),
     )
     .addOption(
       new Option(
@@ -388,6 +396,7 @@ export function readConfig(o: Raw): OperatorConfig {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
+    accessBinding: (o.accessBinding as string) || undefined,
     sharedNamespaces: String(o.sharedNamespaces ?? '')
       .split(',')
       .map((s) => s.trim())

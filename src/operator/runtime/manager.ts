@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { EdgeClient } from '../../api/client.ts';
 import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
 import { ACCOUNTS } from '../kinds/accounts.ts';
+import { AccessKeeper, awaitingIn } from './access.ts';
 import { AccountController } from './accounts/controller.ts';
 import type { AccountRegistry } from './accounts/registry.ts';
 import {
@@ -56,6 +57,8 @@ export interface ManagerOptions {
   identity: string;
   /** Namespaces to watch; empty: all. */
   namespaces: string[];
+  /** With namespaces: the RoleBinding giving the operator its rights in each (held by access.ts). */
+  accessBinding?: string;
   concurrency: number;
   resyncMs: number;
   drainMs: number;
@@ -219,8 +222,28 @@ export class Manager {
       lookup: (kind, key) => this.controllers.get(kind)?.engine.opts.cache.get(key),
       accountOf: this.accountOf,
       wake: (kind, obj) => void this.wake(kind, obj),
+      settled: () => this.settled,
     });
     this.accountCtl.start();
+  }
+
+  /** Every cache listed and every account checked once. */
+  private settled = false;
+  private access?: AccessKeeper;
+
+  /** With watchNamespaces: its RoleBinding held while a namespace awaits the operator (access.ts). */
+  private startAccess(): void {
+    const binding = this.opts.accessBinding;
+    if (!binding || !this.opts.namespaces.length || this.stopping) return;
+    this.access = new AccessKeeper({
+      kube: this.opts.kube,
+      log: this.opts.log,
+      namespaces: this.opts.namespaces,
+      binding,
+      timers: this.timers,
+      awaiting: (ns) => awaitingIn(ns, this.informers, this.accountCtl?.keys),
+    });
+    this.access.start();
   }
 
   /**
@@ -441,6 +464,10 @@ export class Manager {
       void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
+    void all.then(() => {
+      this.settled = true;
+      this.startAccess();
+    });
   }
 
   /** Nothing queued and nothing in flight, in any kind. */
@@ -507,6 +534,8 @@ export class Manager {
     );
     if (drained.includes(false)) this.opts.log.warn('drain deadline passed with reconciles in flight');
     await this.accountCtl?.stop(this.opts.drainMs);
+    // last: its rights there go with the binding
+    await this.access?.stop();
     for (const i of this.informers) i.stop();
     await this.elector?.release();
     this.opts.log.info('stopped');

@@ -4,8 +4,6 @@
 // account's status (conditions, URL, objects using it, last minute's requests), and holds a
 // finalizer while objects still need the account to delete their remote resources.
 import type { Logger } from 'pino';
-import { ApiError, isRetryable } from '../../../api/errors.ts';
-import { withPriority } from '../../../api/rate-limiter.ts';
 import {
   type AccountKind,
   type AccountStatus,
@@ -19,15 +17,13 @@ import { isKubeNotFound, type Kube, type KubeObject } from '../kube.ts';
 import { mergePatch } from '../merge-patch.ts';
 import type { References } from '../references.ts';
 import { WorkQueue } from '../workqueue.ts';
+import { KeyHolds } from './key-hold.ts';
+import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
 import { type AccountFacts, accountId, accountRefKey, type Resolution, urlAllowed } from './resolve.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
-/** An account looks at its Secret (rotation) and its counts this often. */
-export const ACCOUNT_RESYNC_MS = 15_000;
-/** A refused key is tried again this often without a rotation (the API side may change). */
-const REFUSED_RETRY_MS = 5 * 60_000;
 /** Users named in status. */
 const NAMES_SHOWN = 10;
 /** An API key travels in an Authorization header: printable ASCII without spaces. */
@@ -50,22 +46,11 @@ export interface AccountControllerOptions {
   accountOf(obj: KubeObject): Resolution;
   /** The objects naming an account (`Kind/ns/name`) may go on: it turned Ready or changed. */
   wake(kind: AccountKind, obj: KubeObject): void;
+  /** Every cache has listed: a key Secret's hold may go (an object not yet seen may need it). */
+  settled?(): boolean;
 }
 
 type Spec = ClusterEdgeAccountSpec;
-
-/** Why an account cannot serve: a stall, or a retry. */
-class AccountProblem extends Error {
-  readonly phase: Phase;
-  readonly retryMs?: number;
-  constructor(phase: Phase, retryMs?: number) {
-    super(phase.message);
-    this.phase = phase;
-    this.retryMs = retryMs;
-  }
-}
-const stalled = (reason: string, message: string, retryMs?: number) =>
-  new AccountProblem({ state: 'stalled', reason, message }, retryMs);
 
 export class AccountController {
   readonly informers: Informer[];
@@ -74,9 +59,14 @@ export class AccountController {
   private readonly queue = new WorkQueue<string>({ name: 'account' });
   private readonly o: AccountControllerOptions;
   private stopping = false;
+  private readonly keyProbe: KeyProbe;
+  /** The key Secrets held for a namespace's deletion. */
+  readonly keys: KeyHolds;
 
   constructor(o: AccountControllerOptions) {
     this.o = o;
+    this.keyProbe = new KeyProbe(o.registry);
+    this.keys = new KeyHolds({ kube: o.kube, log: o.log });
     const informer = (
       plural: string,
       resource: { group: string; version: string; plural: string },
@@ -137,8 +127,9 @@ export class AccountController {
       for (const inf of infs) {
         inf.on((type, obj, old) => {
           const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
+          // a delete too: its key Secret's hold goes
           if (type === 'delete') void this.o.registry.remove(id);
-          else this.queue.add(id);
+          this.queue.add(id);
           // objects waiting for it to exist, or to admit them, look again; not at each status write
           if (type !== 'update' || obj.metadata.generation !== old?.metadata.generation)
             this.o.wake(kind, obj);
@@ -222,16 +213,18 @@ export class AccountController {
   /** Returns when to look again. */
   async reconcile(id: string): Promise<number | undefined> {
     const cached = this.get(id);
+    const kind = id.split('/')[0] as AccountKind;
     if (!cached) {
       await this.o.registry.remove(id);
+      await this.holdKey(id, kind, undefined, 0);
       return undefined;
     }
     const obj = structuredClone(cached);
-    const kind = id.split('/')[0] as AccountKind;
     const users = this.usersOf(id);
     if (obj.metadata.deletionTimestamp) return this.finalize(id, kind, obj, users);
     if (!obj.metadata.finalizers?.includes(FINALIZER))
       await this.patchMeta(kind, obj, { finalizers: [...(obj.metadata.finalizers ?? []), FINALIZER] });
+    await this.holdKey(id, kind, obj, users.holding);
     const before = this.o.registry.get(id);
     const wasUsable = !!before?.usable;
     let phase: Phase;
@@ -293,42 +286,16 @@ export class AccountController {
     const now = this.o.registry.get(id)!;
     const refused = now.phase?.reason === 'KeyRefused';
     if (change === 'same' && now.usable) return url;
-    if (change === 'same' && refused && Date.now() - (this.refusedAt.get(id) ?? 0) < REFUSED_RETRY_MS)
+    if (
+      change === 'same' &&
+      refused &&
+      Date.now() - (this.keyProbe.refusedAt.get(id) ?? 0) < REFUSED_RETRY_MS
+    )
       throw new AccountProblem(now.phase!, REFUSED_RETRY_MS);
     if (change === 'rotated')
       this.o.log.info({ account: id }, 'account key or URL changed: the next request uses it');
-    await this.probe(id, where);
+    await this.keyProbe.probe(id, where);
     return url;
-  }
-
-  private readonly refusedAt = new Map<string, number>();
-
-  /** The cheapest read of the API (a list of one): does it take the key? */
-  private async probe(id: string, where: string): Promise<void> {
-    const client = this.o.registry.get(id)!.client;
-    try {
-      await withPriority('high', async () => {
-        for await (const _ of client.ipPolicies.list({ limit: 1 })) break;
-      });
-      this.refusedAt.delete(id);
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      if (err.status === 401 || err.status === 403) {
-        this.refusedAt.set(id, Date.now());
-        // the API's message may quote part of the key: only the status is said
-        throw stalled(
-          'KeyRefused',
-          `the API refused the key in ${where} (HTTP ${err.status})`,
-          REFUSED_RETRY_MS,
-        );
-      }
-      if (isRetryable(err))
-        throw new AccountProblem(
-          { state: 'progressing', reason: 'ApiUnavailable', message: `checking the key: ${err.message}` },
-          err.retryAfterMs ?? ACCOUNT_RESYNC_MS,
-        );
-      throw stalled('ApiRejected', `checking the key: HTTP ${err.status}`);
-    }
   }
 
   /** Deleted: held while objects still hold resources in it; then the client goes. */
@@ -339,8 +306,9 @@ export class AccountController {
     users: { names: string[]; holding: number },
   ): Promise<number | undefined> {
     if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
+    await this.holdKey(id, kind, obj, users.holding);
     if (users.holding > 0) {
-      // the key it has serves their deletes, even once its Secret is gone
+      // the key it has serves their deletes; its Secret stays (key-hold.ts) for a restarted operator
       const entry = this.o.registry.get(id);
       if (!entry) await this.connect(id, kind, obj).catch(() => undefined);
       const phase: Phase = {
@@ -402,9 +370,26 @@ export class AccountController {
     obj.status = updated.status;
   }
 
+  /** An EdgeAccount's key Secret held while its objects hold remote resources (key-hold.ts). */
+  private async holdKey(id: string, kind: AccountKind, obj: KubeObject | undefined, holding: number) {
+    if (kind !== 'EdgeAccount') return;
+    const use = obj && {
+      namespace: obj.metadata.namespace!,
+      secret: (obj.spec as Spec).apiKeySecretRef.name,
+      holding,
+    };
+    try {
+      await this.keys.update(id, use, this.o.settled?.() ?? true);
+    } catch (err) {
+      // the account serves all the same; only a restart during its namespace's deletion needs it
+      this.o.log.warn({ account: id, err: (err as Error).message }, 'could not hold the key Secret');
+    }
+  }
+
   async stop(drainMs: number): Promise<void> {
     this.stopping = true;
     await this.queue.shutdown(drainMs);
+    await this.keys.holds.releaseOnShutdown();
     for (const i of this.informers) i.stop();
   }
 }
