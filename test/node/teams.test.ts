@@ -60,12 +60,22 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
       metadata: { name: 'edge-key' },
       stringData: { 'api-key': KEYS[account] },
     });
-    await dev.create(accountResource('EdgeAccount'), ns, {
+    const edgeAccount = {
       apiVersion: 'edge.tunnel.dev/v1alpha1',
       kind: 'EdgeAccount',
       metadata: { name: 'default' },
       spec: { apiKeySecretRef: { name: 'edge-key', key: 'api-key' } },
-    });
+    };
+    // the chart's tenant roles reach `edit` through the controller-manager's aggregation
+    await waitFor('edit covers EdgeAccounts', () =>
+      dev.create(accountResource('EdgeAccount'), ns, edgeAccount).then(
+        () => true,
+        (e: { status?: number }) => {
+          if (e.status === 403) return false;
+          throw e;
+        },
+      ),
+    );
     const objs = await applyExamples(w, ns, dev);
     const done = await allReady(w, ns, objs.length);
     expect(new Set(done.map((o) => o.kind)).size, 'every managed kind').toBe(10);

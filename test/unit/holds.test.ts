@@ -91,7 +91,7 @@ describe('the RoleBinding is held while anything in its namespace awaits the ope
     },
     { what: 'a key Secret it holds there', informers: [], key: true, n: 1 },
   ])('$what: $n', ({ informers, key, n }) => {
-    const awaiting = awaitingIn('t', informers, { heldIn: (ns) => key && ns === 't' });
+    const awaiting = awaitingIn(['t', 'u'], informers, { heldIn: (ns) => key && ns === 't' }).get('t')!;
     expect(awaiting).toBe(n);
     expect(accessNeeded(awaiting)).toBe(n > 0);
   });

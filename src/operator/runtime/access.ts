@@ -27,8 +27,8 @@ export interface AccessOptions {
   namespaces: string[];
   /** The RoleBinding's name (the same in each). */
   binding: string;
-  /** How many things in a namespace await the operator (from the caches). */
-  awaiting(ns: string): number;
+  /** How many things in each watched namespace await the operator (from the caches). */
+  awaiting(): Map<string, number>;
   timers: Timers;
 }
 
@@ -38,6 +38,8 @@ export const accessNeeded = (awaiting: number): boolean => awaiting > 0;
 export class AccessKeeper {
   private readonly holds: Holds;
   private stopped = false;
+  /** Namespaces whose failure was logged since the last forget (once a minute, not each second). */
+  private readonly warned = new Set<string>();
   private loop?: Promise<void>;
 
   private readonly o: AccessOptions;
@@ -61,6 +63,7 @@ export class AccessKeeper {
     while (!this.stopped) {
       if (Date.now() - forgotAt > FORGET_MS) {
         this.holds.forget();
+        this.warned.clear();
         forgotAt = Date.now();
       }
       await this.check();
@@ -70,12 +73,18 @@ export class AccessKeeper {
 
   /** Each namespace's binding held or released as its contents say. */
   async check(): Promise<void> {
+    const awaiting = this.o.awaiting();
     for (const ns of this.o.namespaces) {
       if (this.stopped) return;
       try {
-        await this.holds.set(ns, this.o.binding, accessNeeded(this.o.awaiting(ns)));
+        await this.holds.set(ns, this.o.binding, accessNeeded(awaiting.get(ns) ?? 0));
       } catch (err) {
-        this.o.log.warn({ namespace: ns, err: (err as Error).message }, 'operator access: will retry');
+        if (this.warned.has(ns)) continue;
+        this.warned.add(ns);
+        this.o.log.warn(
+          { namespace: ns, binding: this.o.binding, err: (err as Error).message },
+          'cannot hold the operator’s RoleBinding (a namespace deleted meanwhile may strand objects); will retry',
+        );
       }
     }
   }
@@ -90,17 +99,20 @@ export class AccessKeeper {
 }
 
 /**
- * What in a namespace awaits the operator: objects (edge objects, EdgeAccounts) with its
- * finalizer in these caches, and a key Secret it holds there.
+ * What in each namespace awaits the operator: objects (edge objects, EdgeAccounts) with its
+ * finalizer in these caches, and a key Secret it holds there. One pass over the caches.
  */
 export function awaitingIn(
-  ns: string,
+  namespaces: string[],
   informers: { list(): KubeObject[] }[],
   keys?: { heldIn(ns: string): boolean },
-): number {
-  let n = keys?.heldIn(ns) ? 1 : 0;
+): Map<string, number> {
+  const out = new Map(namespaces.map((ns) => [ns, keys?.heldIn(ns) ? 1 : 0]));
   for (const inf of informers)
-    for (const o of inf.list())
-      if (o.metadata.namespace === ns && o.metadata.finalizers?.includes(FINALIZER)) n++;
-  return n;
+    for (const o of inf.list()) {
+      const n = out.get(o.metadata.namespace ?? '');
+      if (n !== undefined && o.metadata.finalizers?.includes(FINALIZER))
+        out.set(o.metadata.namespace!, n + 1);
+    }
+  return out;
 }

@@ -76,7 +76,8 @@ export class Holds {
         obj = await this.o.kube.get(this.o.resource, ns, name);
       } catch (err) {
         if (!isKubeNotFound(err)) throw err;
-        this.known.delete(key);
+        // nothing to hold (looked at again when needed, or after forget())
+        this.known.set(key, false);
         return;
       }
       const next = withFinalizer(obj.metadata.finalizers, this.o.finalizer, hold);
@@ -87,7 +88,7 @@ export class Holds {
           });
         } catch (err) {
           if (isConflict(err) && attempt < 3) continue;
-          if (isKubeNotFound(err)) return void this.known.delete(key);
+          if (isKubeNotFound(err)) return void this.known.set(key, false);
           throw err;
         }
         this.o.log.info({ [this.o.what]: key, finalizer: this.o.finalizer }, hold ? 'holding' : 'released');

@@ -241,7 +241,7 @@ export class Manager {
       namespaces: this.opts.namespaces,
       binding,
       timers: this.timers,
-      awaiting: (ns) => awaitingIn(ns, this.informers, this.accountCtl?.keys),
+      awaiting: () => awaitingIn(this.opts.namespaces, this.informers, this.accountCtl?.keys),
     });
     this.access.start();
   }
