@@ -171,9 +171,10 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     const r = await faults({ errorRate: 1, errorStatuses: [503], methods: ['DELETE'], accounts: ['team-a'] });
     expect(r.status).toBe(200);
     await w.kube.delete(NAMESPACES, undefined, 'wn-c');
-    await waitFor('objects Terminating', async () =>
-      (await managed(w, 'wn-c')).every((o: KubeObject) => !!o.metadata.deletionTimestamp),
-    );
+    await waitFor('objects Terminating', async () => {
+      const objs = await managed(w, 'wn-c');
+      return objs.length === count && objs.every((o: KubeObject) => !!o.metadata.deletionTimestamp);
+    });
     const [before] = await operatorPods(w, system, 'eo-teams-watch');
     await w.kube.delete(PODS, system, before!.metadata.name);
     await waitFor(
@@ -192,6 +193,8 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     const binding = await w.kube.get(ROLEBINDINGS, 'wn-c', 'eo-teams-watch-edge-operator');
     expect(binding.metadata.deletionTimestamp).toBeDefined();
     expect(binding.metadata.finalizers).toEqual([ACCESS_FINALIZER]);
+    // and the restart came in the middle: every object still waits for its remote resource's delete
+    expect((await managed(w, 'wn-c')).length).toBe(count);
     await faults();
     await deleteNamespace(w, 'wn-c');
     expect(await remoteIds(w, 'team-a')).toEqual([]);
