@@ -16,7 +16,7 @@ import {
 } from './accounts/resolve.ts';
 import type { AnyBinding } from './binding.ts';
 import { ObjectCache } from './cache.ts';
-import { INSTANCE_LABEL, managedResource } from './constants.ts';
+import { FINALIZER, INSTANCE_LABEL, managedResource } from './constants.ts';
 import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
 import { Engine, type EngineAccounts } from './engine.ts';
@@ -82,6 +82,8 @@ export interface ManagerOptions {
     maxBackoffMs?: number;
   };
 }
+
+const held = (o?: KubeObject) => !!o?.metadata.finalizers?.includes(FINALIZER);
 
 /** How often the manager looks for a quiet moment (idle work: id annotations). */
 const IDLE_CHECK_MS = 1000;
@@ -365,7 +367,14 @@ export class Manager {
     if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
     for (const c of this.controllers.values()) {
       for (const inf of c.informers) {
-        inf.on((type, obj, old) => this.dispatch.onEvent(c, type, obj, old));
+        inf.on((type, obj, old) => {
+          this.dispatch.onEvent(c, type, obj, old);
+          // its first remote resource: the account holds its key Secret now, not at its next look
+          if (this.accountCtl && held(obj) && !held(old)) {
+            const r = this.accountOf(obj);
+            if (r.ok) this.accountCtl.touched(r.id);
+          }
+        });
         inf.start();
       }
     }

@@ -160,6 +160,11 @@ export class AccountController {
     if (this.get(id)) this.queue.add(id);
   }
 
+  /** An object of the account (an id) took its first remote resource: look now. */
+  touched(id: string): void {
+    if (this.get(id)) this.queue.add(id);
+  }
+
   /** A key Secret changed: the accounts reading it look now (the next request uses the new key). */
   secretChanged(namespace: string, name: string): void {
     for (const [kind, infs] of this.byKind)
@@ -286,11 +291,8 @@ export class AccountController {
     const now = this.o.registry.get(id)!;
     const refused = now.phase?.reason === 'KeyRefused';
     if (change === 'same' && now.usable) return url;
-    if (
-      change === 'same' &&
-      refused &&
-      Date.now() - (this.keyProbe.refusedAt.get(id) ?? 0) < REFUSED_RETRY_MS
-    )
+    const refusedAgo = Date.now() - (this.keyProbe.refusedAt.get(id) ?? 0);
+    if (change === 'same' && refused && refusedAgo < REFUSED_RETRY_MS)
       throw new AccountProblem(now.phase!, REFUSED_RETRY_MS);
     if (change === 'rotated')
       this.o.log.info({ account: id }, 'account key or URL changed: the next request uses it');
