@@ -4,28 +4,21 @@
 // account's status (conditions, URL, objects using it, last minute's requests), and holds a
 // finalizer while objects still need the account to delete their remote resources.
 import type { Logger } from 'pino';
-import {
-  type AccountKind,
-  type AccountStatus,
-  accountResource,
-  type ClusterEdgeAccountSpec,
-} from '../../kinds/accounts.ts';
-import { type Condition, conditionsFor, type Phase } from '../conditions.ts';
+import { type AccountKind, accountResource, type ClusterEdgeAccountSpec } from '../../kinds/accounts.ts';
+import type { Phase } from '../conditions.ts';
 import { FINALIZER } from '../constants.ts';
 import { Informer, type InformerOptions, keyAt } from '../informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from '../kube.ts';
-import { mergePatch } from '../merge-patch.ts';
 import type { References } from '../references.ts';
 import { WorkQueue } from '../workqueue.ts';
 import { KeyHolds } from './key-hold.ts';
 import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
 import { type AccountFacts, accountId, accountRefKey, type Resolution, urlAllowed } from './resolve.ts';
+import { writeStatus } from './status.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
-/** Users named in status. */
-const NAMES_SHOWN = 10;
 /** An API key travels in an Authorization header: printable ASCII without spaces. */
 const API_KEY = /^[!-~]+$/;
 
@@ -245,7 +238,7 @@ export class AccountController {
       again = err.retryMs ?? ACCOUNT_RESYNC_MS;
       this.o.registry.mark(id, false, phase);
     }
-    await this.writeStatus(kind, obj, phase, url, users.names);
+    await writeStatus(this.o, kind, obj, phase, url, users.names);
     if (this.o.registry.get(id)?.usable && !wasUsable) this.o.wake(kind, obj);
     return again;
   }
@@ -311,14 +304,23 @@ export class AccountController {
     await this.holdKey(id, kind, obj, users.holding);
     if (users.holding > 0) {
       // the key it has serves their deletes; its Secret stays (key-hold.ts) for a restarted operator
-      const entry = this.o.registry.get(id);
-      if (!entry) await this.connect(id, kind, obj).catch(() => undefined);
+      // an operator restarted meanwhile reads it from the held Secret: proved, it serves deletes
+      if (
+        !this.o.registry.get(id)?.verified &&
+        (await this.connect(id, kind, obj).then(
+          () => true,
+          () => false,
+        ))
+      ) {
+        this.o.registry.mark(id, true, this.o.registry.get(id)?.phase);
+        this.o.wake(kind, obj);
+      }
       const phase: Phase = {
         state: 'progressing',
         reason: 'InUse',
         message: `deleted, but ${users.holding} object(s) still hold remote resources in it (${users.names.slice(0, 3).join(', ')}${users.names.length > 3 ? ', ...' : ''}): it goes once they are gone`,
       };
-      await this.writeStatus(kind, obj, phase, this.o.registry.get(id)?.url, users.names);
+      await writeStatus(this.o, kind, obj, phase, this.o.registry.get(id)?.url, users.names);
       return ACCOUNT_RESYNC_MS;
     }
     await this.patchMeta(kind, obj, { finalizers: obj.metadata.finalizers.filter((f) => f !== FINALIZER) });
@@ -336,40 +338,6 @@ export class AccountController {
       },
     );
     obj.metadata = updated.metadata;
-  }
-
-  private async writeStatus(
-    kind: AccountKind,
-    obj: KubeObject,
-    phase: Phase,
-    url: string | undefined,
-    users: string[],
-  ): Promise<void> {
-    const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
-    const old = (obj.status ?? {}) as AccountStatus & { conditions?: Condition[] };
-    const next: AccountStatus = {
-      observedGeneration: obj.metadata.generation,
-      conditions: conditionsFor(phase, obj.metadata.generation, old.conditions),
-      ...(url ? { url } : {}),
-      objects: { count: users.length, ...(users.length ? { names: users.slice(0, NAMES_SHOWN) } : {}) },
-      lastMinute: this.o.registry.lastMinute(id),
-    };
-    const patch = mergePatch(old as Record<string, unknown>, next as Record<string, unknown>);
-    if (Object.keys(patch).length === 0) return;
-    if (phase.reason !== old.conditions?.find((c) => c.type === 'Ready')?.reason)
-      this.o.log.info(
-        { account: id, state: phase.state, reason: phase.reason, message: phase.message },
-        'account',
-      );
-    const updated = await this.o.kube.patch(
-      accountResource(kind),
-      obj.metadata.namespace,
-      obj.metadata.name,
-      { status: patch },
-      'merge',
-      'status',
-    );
-    obj.status = updated.status;
   }
 
   /** An EdgeAccount's key Secret held while its objects hold remote resources (key-hold.ts). */
