@@ -17,6 +17,7 @@ import {
   cleanUp,
   containerStatus,
   deleteNamespace,
+  figure,
   helm,
   helmInstall,
   managed,
@@ -117,7 +118,12 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     await team('cw-b', 'team-b');
     expect((await remoteIds(w, 'team-a')).length).toBe(count);
     const other = await snapshot('cw-b', 'team-b');
+    const t = Date.now();
     await deleteNamespace(w, 'cw-a');
+    figure(
+      'teams, cluster-wide: kubectl delete namespace -> gone, nothing left remotely',
+      (Date.now() - t) / 1000,
+    );
     expect(await remoteIds(w, 'team-a')).toEqual([]);
     expect(await snapshot('cw-b', 'team-b')).toEqual(other);
     await deleteNamespace(w, 'cw-b');
@@ -141,7 +147,12 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     });
     expect(key.metadata.finalizers).toEqual([KEY_FINALIZER]);
     const other = await snapshot('wn-b', 'team-b');
+    const t = Date.now();
     await deleteNamespace(w, 'wn-a');
+    figure(
+      'teams, watchNamespaces: kubectl delete namespace -> gone, nothing left remotely',
+      (Date.now() - t) / 1000,
+    );
     expect(await remoteIds(w, 'team-a')).toEqual([]);
     expect(await snapshot('wn-b', 'team-b')).toEqual(other);
   });
