@@ -303,15 +303,9 @@ export class AccountController {
     if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
     await this.holdKey(id, kind, obj, users.holding);
     if (users.holding > 0) {
-      // the key it has serves their deletes; its Secret stays (key-hold.ts) for a restarted operator
-      // an operator restarted meanwhile reads it from the held Secret: proved, it serves deletes
-      if (
-        !this.o.registry.get(id)?.verified &&
-        (await this.connect(id, kind, obj).then(
-          () => true,
-          () => false,
-        ))
-      ) {
+      // the key it has serves their deletes; an operator restarted meanwhile reads it from the
+      // Secret, held for it (key-hold.ts): once proved, that client serves the deletes too
+      if (!this.o.registry.get(id)?.verified && (await this.proved(id, kind, obj))) {
         this.o.registry.mark(id, true, this.o.registry.get(id)?.phase);
         this.o.wake(kind, obj);
       }
@@ -338,6 +332,13 @@ export class AccountController {
       },
     );
     obj.metadata = updated.metadata;
+  }
+
+  private proved(id: string, kind: AccountKind, obj: KubeObject): Promise<boolean> {
+    return this.connect(id, kind, obj).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** An EdgeAccount's key Secret held while its objects hold remote resources (key-hold.ts). */
