@@ -58,6 +58,18 @@ const BUILTIN: Record<string, ResourcePath & { namespaced: boolean }> = {
     plural: 'rolebindings',
     namespaced: true,
   },
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingadmissionpolicies',
+    namespaced: false,
+  },
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingadmissionpolicybindings',
+    namespaced: false,
+  },
 };
 
 export function resourceFor(obj: KubeObject): ResourcePath & { namespaced: boolean } {

@@ -252,6 +252,7 @@ async function startOperator(
     identity: `${hostname()}-${process.pid}`,
     namespaces: cfg.namespaces,
     sharedNamespaces: cfg.sharedNamespaces,
+    accessBinding: cfg.accessBinding,
     concurrency: cfg.concurrency,
     resyncMs: cfg.resyncMs,
     drainMs: cfg.drainMs,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, createClient } from '../../src/api/client.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/constants.ts';
+import { KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import {
   condition,
@@ -318,6 +319,10 @@ describe.skipIf(!!skipReason)('accounts: each team its own account, on its own b
     const objects = (await w.kube.list(P, nsA)).items.map((o) => o.metadata.name);
     expect(objects.length).toBeGreaterThan(1);
     expect((await policyIds(KEY_A2)).length).toBe(objects.length);
+    // while they hold remote resources the key Secret is held, for an operator restarted meanwhile
+    await waitFor('the key Secret held', async () =>
+      ((await get(SECRETS, nsA, 'edge-key'))?.metadata.finalizers ?? []).includes(KEY_FINALIZER),
+    );
     await Promise.all([
       w.kube.delete(SECRETS, nsA, 'edge-key'),
       w.kube.delete(EA, nsA, 'default'),
@@ -329,5 +334,7 @@ describe.skipIf(!!skipReason)('accounts: each team its own account, on its own b
       60_000,
     );
     expect(await policyIds(KEY_A2)).toEqual([]);
+    // and let go once they are gone: the Secret's delete finished
+    await waitFor('the key Secret gone', async () => !(await get(SECRETS, nsA, 'edge-key')), 30_000);
   });
 });

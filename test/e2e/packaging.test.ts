@@ -296,9 +296,38 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
         { role: 'edge-operator-leader-election', verbs: ['get'], names: ['edge-operator-digest-key'] },
         { role: 'edge-operator-leader-election', verbs: ['create'], names: undefined },
       ]);
+      // patch: only the operator's finalizer on a key Secret, which the chart's admission
+      // policy enforces (secret-guard.yaml)
       for (const x of secrets.filter((y) => !own.includes(y)))
-        expect(x.verbs).toEqual(['get', 'list', 'watch']);
+        expect(x.verbs).toEqual(['get', 'list', 'watch', 'patch']);
+      expect(template(...set).map((o) => o.kind)).toEqual(
+        expect.arrayContaining(['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']),
+      );
     }
+    // with watchNamespaces: one ClusterRole, granted namespace by namespace by RoleBindings the
+    // operator may read and patch (its finalizer) by name, and that the operator is told of
+    const watched = template('watchNamespaces={a,b}');
+    const bindings = watched.filter((o) => o.kind === 'RoleBinding' && o.metadata.name === 'edge-operator');
+    expect(bindings.map((b) => b.metadata.namespace)).toEqual(['a', 'b']);
+    for (const b of bindings)
+      expect((b as unknown as { roleRef: { kind: string } }).roleRef.kind).toBe('ClusterRole');
+    expect(watched.some((o) => o.kind === 'Role' && o.metadata.name === 'edge-operator')).toBe(false);
+    const access = (
+      watched.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'edge-operator') as unknown as {
+        rules: { resources: string[]; resourceNames?: string[]; verbs: string[] }[];
+      }
+    ).rules.filter((r) => r.resources.includes('rolebindings'));
+    expect(access).toEqual([
+      {
+        apiGroups: ['rbac.authorization.k8s.io'],
+        resources: ['rolebindings'],
+        resourceNames: ['edge-operator'],
+        verbs: ['get', 'patch'],
+      },
+    ]);
+    // cluster-wide: no right on any binding
+    const wide = template().find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'edge-operator');
+    expect(JSON.stringify(wide)).not.toContain('rolebindings');
   });
 
   it('helm uninstall drains with drainPolicy: Orphan by default, stopping the operator first; None: no hook', () => {

@@ -73,9 +73,10 @@ export interface NodeWorld {
   close(): Promise<void>;
 }
 
-export async function nodeWorld(): Promise<NodeWorld> {
+/** `accounts`: more accounts of the emulator, name to key (each its own resources). */
+export async function nodeWorld(accounts?: Record<string, string>): Promise<NodeWorld> {
   const kube = new Kube(loadKubeConfig(kubeconfig));
-  const emu = await startEmulator({ host: '127.0.0.1', port: 0 });
+  const emu = await startEmulator({ host: '127.0.0.1', port: 0, accounts });
   const api = createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });
   return {
     kube,
@@ -138,12 +139,12 @@ export async function namespace(w: NodeWorld, name: string): Promise<string> {
   return name;
 }
 
-/** deploy/examples, moved into `ns` (the file's Namespace left out). */
-export async function applyExamples(w: NodeWorld, ns: string): Promise<KubeObject[]> {
+/** deploy/examples, moved into `ns` (the file's Namespace left out), applied by `kube` (default: admin). */
+export async function applyExamples(w: NodeWorld, ns: string, kube = w.kube): Promise<KubeObject[]> {
   const objs = readManifests(join(REPO_ROOT, 'deploy/examples'))
     .filter((o) => o.kind !== 'Namespace')
     .map((o) => ({ ...o, metadata: { ...o.metadata, namespace: ns } }));
-  await apply(w.kube, objs, ns);
+  await apply(kube, objs, ns);
   return objs.filter((o) => o.apiVersion?.startsWith('edge.tunnel.dev/'));
 }
 
@@ -175,15 +176,28 @@ export async function readyMarks(w: NodeWorld, ns: string): Promise<Record<strin
   return out;
 }
 
-/** Remote resources the operator made (owner marker set), by id. */
-export async function remoteIds(w: NodeWorld): Promise<string[]> {
-  const r = await fetch(`${w.emu.url}/_emulator/state`, {
+/** Remote resources the operator made (owner marker set), by id; in one account of the emulator (default: its first). */
+export async function remoteIds(w: NodeWorld, account?: string): Promise<string[]> {
+  const query = account ? `?account=${encodeURIComponent(account)}` : '';
+  const r = await fetch(`${w.emu.url}/_emulator/state${query}`, {
     headers: { authorization: `Bearer ${w.emu.adminKey}` },
   });
   const state = (await r.json()) as Record<string, { id?: string; metadata?: string }[]>;
   return Object.entries(state)
     .filter(([c]) => !['tunnelSessions', 'tunnels', 'agents'].includes(c))
     .flatMap(([, items]) => items.filter((x) => x.metadata?.includes('owner')).map((x) => x.id ?? ''));
+}
+
+/** The cluster as a user sees it (`kubectl --as`): the admin's credentials, impersonating `user`. */
+export function asUser(user: string): Kube {
+  const target = loadKubeConfig(kubeconfig);
+  return new Kube({
+    ...target,
+    auth: async () => {
+      const a = await target.auth();
+      return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
+    },
+  });
 }
 
 export async function operatorPods(w: NodeWorld, ns: string, release: string): Promise<KubeObject[]> {

@@ -94,8 +94,7 @@ describe.skipIf(!!skipReason)('helm install on a node', () => {
       expect(o.metadata.finalizers ?? [], `${o.kind}/${o.metadata.name}`).toEqual([]);
       expect(o.status, `${o.kind}/${o.metadata.name}`).toBeUndefined();
     }
-    // a watched namespace's objects go before the namespace: the namespace controller
-    // deletes the Role that lets the operator finalize them (docs/troubleshooting.md)
+    // deleting a watched namespace with objects in it: teams.test.ts
     await cleanUp(w, { apps: [watched] });
     expect(await remoteIds(w)).toEqual([]);
     await helm('uninstall', 'eo-watch', '-n', system, '--wait');

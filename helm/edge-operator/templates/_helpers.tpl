@@ -44,10 +44,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
   verbs: [update]
 # Secrets: list and watch carry metadata only (the operator asks for PartialObjectMetadata),
 # get reads a Secret that an object references by secretKeyRef. Kubernetes RBAC cannot narrow
-# list/watch by name; use watchNamespaces to narrow them by namespace.
+# list/watch by name; use watchNamespaces to narrow them by namespace. patch: the operator's
+# finalizer on an EdgeAccount's key Secret while objects need the key to delete their remote
+# resources (a namespace's deletion removes the Secret with them); the chart's admission
+# policy lets the operator change nothing else of a Secret.
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, list, watch]
+  verbs: [get, list, watch, patch]
 - apiGroups: [""]
   resources: [events]
   verbs: [create, patch]

@@ -39,6 +39,8 @@ export class ManagerAccounts {
     log: Logger;
     /** Workers per kind besides the urgent and newcomer ones. */
     concurrency: number;
+    /** Every cache listed and every account checked once (key holds are let go only then). */
+    settled: () => boolean;
   };
 
   constructor(o: ManagerAccounts['o']) {
@@ -101,6 +103,7 @@ export class ManagerAccounts {
       lookup: (kind, key) => this.o.controllers.get(kind)?.engine.opts.cache.get(key),
       accountOf: this.accountOf,
       wake: (kind, obj) => void this.wake(kind, obj),
+      settled: this.o.settled,
     });
     this.ctl.start();
   }

@@ -24,6 +24,8 @@ export interface ManagerOptions {
   identity: string;
   /** Namespaces to watch; empty: all. */
   namespaces: string[];
+  /** With namespaces: the RoleBinding giving the operator its rights in each (held by access.ts). */
+  accessBinding?: string;
   concurrency: number;
   resyncMs: number;
   drainMs: number;

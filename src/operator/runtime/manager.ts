@@ -1,30 +1,27 @@
-// Wires informers, queues, workers and engines together; runs them only while leader;
-// answers the probes; drains in-flight reconciles on shutdown.
-import type { Logger } from 'pino';
-import type { EdgeClient } from '../../api/client.ts';
 import { ACCOUNTS } from '../kinds/accounts.ts';
-import type { AnyBinding } from './binding.ts';
+import { AccessKeeper, awaitingIn } from './access.ts';
 import { ObjectCache } from './cache.ts';
-import { INSTANCE_LABEL } from './constants.ts';
+import { FINALIZER, INSTANCE_LABEL } from './constants.ts';
 import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
 import { EventRecorder } from './events.ts';
 import type { Informer } from './informer.ts';
 import { kindController } from './kind-controller.ts';
-import type { Kube, KubeObject } from './kube.ts';
+import type { KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
-import { type AccountsOptions, ManagerAccounts } from './manager-accounts.ts';
+import { ManagerAccounts } from './manager-accounts.ts';
 import type { ManagerOptions } from './manager-options.ts';
-import type { Metrics } from './metrics.ts';
 import type { Observer } from './observer.ts';
-import type { Check, ProbeServer } from './probes.ts';
+import type { Check } from './probes.ts';
 import { References } from './references.ts';
 import { SecretStore } from './secrets.ts';
 import { type Controller, runWorker, scrape, Timers } from './worker.ts';
 
 export type { ManagerOptions };
 export { INSTANCE_LABEL };
+
+const held = (o?: KubeObject) => !!o?.metadata.finalizers?.includes(FINALIZER);
 
 /** How often the manager looks for a quiet moment (idle work: id annotations). */
 const IDLE_CHECK_MS = 1000;
@@ -51,6 +48,7 @@ export class Manager {
         dispatch: () => this.dispatch,
         log: o.log,
         concurrency: o.concurrency,
+        settled: () => this.settled,
       });
     this.cache = new ObjectCache({
       kube: o.kube,
@@ -222,7 +220,14 @@ export class Manager {
     if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
     for (const c of this.controllers.values()) {
       for (const inf of c.informers) {
-        inf.on((type, obj, old) => this.dispatch.onEvent(c, type, obj, old));
+        inf.on((type, obj, old) => {
+          this.dispatch.onEvent(c, type, obj, old);
+          // its first remote resource: the account holds its key Secret now, not at its next look
+          if (this.accounts?.ctl && held(obj) && !held(old)) {
+            const r = this.accounts.accountOf(obj);
+            if (r.ok) this.accounts.ctl.touched(r.id);
+          }
+        });
         inf.start();
       }
     }
@@ -277,6 +282,29 @@ export class Manager {
       void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
+    void all.then(() => {
+      this.settled = true;
+      this.startAccess();
+    });
+  }
+
+  /** Every cache listed and every account checked once. */
+  private settled = false;
+  private access?: AccessKeeper;
+
+  /** With watchNamespaces: its RoleBinding held while a namespace awaits the operator (access.ts). */
+  private startAccess(): void {
+    const binding = this.opts.accessBinding;
+    if (!binding || !this.opts.namespaces.length || this.stopping) return;
+    this.access = new AccessKeeper({
+      kube: this.opts.kube,
+      log: this.opts.log,
+      namespaces: this.opts.namespaces,
+      binding,
+      timers: this.timers,
+      awaiting: () => awaitingIn(this.opts.namespaces, this.informers, this.accounts?.ctl?.keys),
+    });
+    this.access.start();
   }
 
   /** Work queued or in flight in any kind, but for the resync's re-checks (WorkQueue.pressing). */
@@ -343,6 +371,8 @@ export class Manager {
     );
     if (drained.includes(false)) this.opts.log.warn('drain deadline passed with reconciles in flight');
     await this.accounts?.ctl?.stop(this.opts.drainMs);
+    // last: its rights there go with the binding
+    await this.access?.stop();
     for (const i of this.informers) i.stop();
     await this.elector?.release();
     this.opts.log.info('stopped');

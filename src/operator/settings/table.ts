@@ -120,6 +120,12 @@ export const SETTINGS = {
     help: 'comma-separated namespaces to watch',
     chart: 'watchNamespaces',
   }),
+  accessBinding: setting({
+    flag: '--access-binding',
+    env: 'EDGE_ACCESS_BINDING',
+    kind: text('<name>'),
+    help: 'with --namespaces: the RoleBinding giving the operator its rights in each; it holds a finalizer on it while objects there await it, so that deleting such a namespace finishes (the chart sets it)',
+  }),
   concurrency: setting({
     flag: '--concurrency',
     env: 'EDGE_CONCURRENCY',

@@ -4,32 +4,21 @@
 // account's status (conditions, URL, objects using it, last minute's requests), and holds a
 // finalizer while objects still need the account to delete their remote resources.
 import type { Logger } from 'pino';
-import { ApiError, isRetryable } from '../../../api/errors.ts';
-import { withPriority } from '../../../api/rate-limiter.ts';
-import {
-  type AccountKind,
-  type AccountStatus,
-  accountResource,
-  type ClusterEdgeAccountSpec,
-} from '../../kinds/accounts.ts';
-import { type Condition, conditionsFor, type Phase } from '../conditions.ts';
+import { type AccountKind, accountResource, type ClusterEdgeAccountSpec } from '../../kinds/accounts.ts';
+import type { Phase } from '../conditions.ts';
 import { FINALIZER } from '../constants.ts';
 import { Informer, type InformerOptions, keyAt } from '../informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from '../kube.ts';
-import { mergePatch } from '../merge-patch.ts';
 import type { References } from '../references.ts';
 import { WorkQueue } from '../workqueue.ts';
+import { KeyHolds } from './key-hold.ts';
+import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
 import { type AccountFacts, accountId, accountRefKey, type Resolution, urlAllowed } from './resolve.ts';
+import { writeStatus } from './status.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
-/** An account looks at its Secret (rotation) and its counts this often. */
-export const ACCOUNT_RESYNC_MS = 15_000;
-/** A refused key is tried again this often without a rotation (the API side may change). */
-const REFUSED_RETRY_MS = 5 * 60_000;
-/** Users named in status. */
-const NAMES_SHOWN = 10;
 /** An API key travels in an Authorization header: printable ASCII without spaces. */
 const API_KEY = /^[!-~]+$/;
 
@@ -50,22 +39,11 @@ export interface AccountControllerOptions {
   accountOf(obj: KubeObject): Resolution;
   /** The objects naming an account (`Kind/ns/name`) may go on: it turned Ready or changed. */
   wake(kind: AccountKind, obj: KubeObject): void;
+  /** Every cache has listed: a key Secret's hold may go (an object not yet seen may need it). */
+  settled?(): boolean;
 }
 
 type Spec = ClusterEdgeAccountSpec;
-
-/** Why an account cannot serve: a stall, or a retry. */
-class AccountProblem extends Error {
-  readonly phase: Phase;
-  readonly retryMs?: number;
-  constructor(phase: Phase, retryMs?: number) {
-    super(phase.message);
-    this.phase = phase;
-    this.retryMs = retryMs;
-  }
-}
-const stalled = (reason: string, message: string, retryMs?: number) =>
-  new AccountProblem({ state: 'stalled', reason, message }, retryMs);
 
 export class AccountController {
   readonly informers: Informer[];
@@ -74,9 +52,14 @@ export class AccountController {
   private readonly queue = new WorkQueue<string>({ name: 'account' });
   private readonly o: AccountControllerOptions;
   private stopping = false;
+  private readonly keyProbe: KeyProbe;
+  /** The key Secrets held for a namespace's deletion. */
+  readonly keys: KeyHolds;
 
   constructor(o: AccountControllerOptions) {
     this.o = o;
+    this.keyProbe = new KeyProbe(o.registry);
+    this.keys = new KeyHolds({ kube: o.kube, log: o.log });
     const informer = (
       plural: string,
       resource: { group: string; version: string; plural: string },
@@ -137,8 +120,9 @@ export class AccountController {
       for (const inf of infs) {
         inf.on((type, obj, old) => {
           const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
+          // a delete too: its key Secret's hold goes
           if (type === 'delete') void this.o.registry.remove(id);
-          else this.queue.add(id);
+          this.queue.add(id);
           // objects waiting for it to exist, or to admit them, look again; not at each status write
           if (type !== 'update' || obj.metadata.generation !== old?.metadata.generation)
             this.o.wake(kind, obj);
@@ -166,6 +150,11 @@ export class AccountController {
   released(ref: string): void {
     const [kind, ns, name] = ref.split('/') as [AccountKind, string, string];
     const id = accountId(kind, ns, name);
+    if (this.get(id)) this.queue.add(id);
+  }
+
+  /** An object of the account (an id) took its first remote resource: look now. */
+  touched(id: string): void {
     if (this.get(id)) this.queue.add(id);
   }
 
@@ -222,16 +211,18 @@ export class AccountController {
   /** Returns when to look again. */
   async reconcile(id: string): Promise<number | undefined> {
     const cached = this.get(id);
+    const kind = id.split('/')[0] as AccountKind;
     if (!cached) {
       await this.o.registry.remove(id);
+      await this.holdKey(id, kind, undefined, 0);
       return undefined;
     }
     const obj = structuredClone(cached);
-    const kind = id.split('/')[0] as AccountKind;
     const users = this.usersOf(id);
     if (obj.metadata.deletionTimestamp) return this.finalize(id, kind, obj, users);
     if (!obj.metadata.finalizers?.includes(FINALIZER))
       await this.patchMeta(kind, obj, { finalizers: [...(obj.metadata.finalizers ?? []), FINALIZER] });
+    await this.holdKey(id, kind, obj, users.holding);
     const before = this.o.registry.get(id);
     const wasUsable = !!before?.usable;
     let phase: Phase;
@@ -247,7 +238,7 @@ export class AccountController {
       again = err.retryMs ?? ACCOUNT_RESYNC_MS;
       this.o.registry.mark(id, false, phase);
     }
-    await this.writeStatus(kind, obj, phase, url, users.names);
+    await writeStatus(this.o, kind, obj, phase, url, users.names);
     if (this.o.registry.get(id)?.usable && !wasUsable) this.o.wake(kind, obj);
     return again;
   }
@@ -293,42 +284,13 @@ export class AccountController {
     const now = this.o.registry.get(id)!;
     const refused = now.phase?.reason === 'KeyRefused';
     if (change === 'same' && now.usable) return url;
-    if (change === 'same' && refused && Date.now() - (this.refusedAt.get(id) ?? 0) < REFUSED_RETRY_MS)
+    const refusedAgo = Date.now() - (this.keyProbe.refusedAt.get(id) ?? 0);
+    if (change === 'same' && refused && refusedAgo < REFUSED_RETRY_MS)
       throw new AccountProblem(now.phase!, REFUSED_RETRY_MS);
     if (change === 'rotated')
       this.o.log.info({ account: id }, 'account key or URL changed: the next request uses it');
-    await this.probe(id, where);
+    await this.keyProbe.probe(id, where);
     return url;
-  }
-
-  private readonly refusedAt = new Map<string, number>();
-
-  /** The cheapest read of the API (a list of one): does it take the key? */
-  private async probe(id: string, where: string): Promise<void> {
-    const client = this.o.registry.get(id)!.client;
-    try {
-      await withPriority('high', async () => {
-        for await (const _ of client.ipPolicies.list({ limit: 1 })) break;
-      });
-      this.refusedAt.delete(id);
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      if (err.status === 401 || err.status === 403) {
-        this.refusedAt.set(id, Date.now());
-        // the API's message may quote part of the key: only the status is said
-        throw stalled(
-          'KeyRefused',
-          `the API refused the key in ${where} (HTTP ${err.status})`,
-          REFUSED_RETRY_MS,
-        );
-      }
-      if (isRetryable(err))
-        throw new AccountProblem(
-          { state: 'progressing', reason: 'ApiUnavailable', message: `checking the key: ${err.message}` },
-          err.retryAfterMs ?? ACCOUNT_RESYNC_MS,
-        );
-      throw stalled('ApiRejected', `checking the key: HTTP ${err.status}`);
-    }
   }
 
   /** Deleted: held while objects still hold resources in it; then the client goes. */
@@ -339,16 +301,20 @@ export class AccountController {
     users: { names: string[]; holding: number },
   ): Promise<number | undefined> {
     if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
+    await this.holdKey(id, kind, obj, users.holding);
     if (users.holding > 0) {
-      // the key it has serves their deletes, even once its Secret is gone
-      const entry = this.o.registry.get(id);
-      if (!entry) await this.connect(id, kind, obj).catch(() => undefined);
+      // the key it has serves their deletes; an operator restarted meanwhile reads it from the
+      // Secret, held for it (key-hold.ts): once proved, that client serves the deletes too
+      if (!this.o.registry.get(id)?.verified && (await this.proved(id, kind, obj))) {
+        this.o.registry.mark(id, true, this.o.registry.get(id)?.phase);
+        this.o.wake(kind, obj);
+      }
       const phase: Phase = {
         state: 'progressing',
         reason: 'InUse',
         message: `deleted, but ${users.holding} object(s) still hold remote resources in it (${users.names.slice(0, 3).join(', ')}${users.names.length > 3 ? ', ...' : ''}): it goes once they are gone`,
       };
-      await this.writeStatus(kind, obj, phase, this.o.registry.get(id)?.url, users.names);
+      await writeStatus(this.o, kind, obj, phase, this.o.registry.get(id)?.url, users.names);
       return ACCOUNT_RESYNC_MS;
     }
     await this.patchMeta(kind, obj, { finalizers: obj.metadata.finalizers.filter((f) => f !== FINALIZER) });
@@ -368,43 +334,33 @@ export class AccountController {
     obj.metadata = updated.metadata;
   }
 
-  private async writeStatus(
-    kind: AccountKind,
-    obj: KubeObject,
-    phase: Phase,
-    url: string | undefined,
-    users: string[],
-  ): Promise<void> {
-    const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
-    const old = (obj.status ?? {}) as AccountStatus & { conditions?: Condition[] };
-    const next: AccountStatus = {
-      observedGeneration: obj.metadata.generation,
-      conditions: conditionsFor(phase, obj.metadata.generation, old.conditions),
-      ...(url ? { url } : {}),
-      objects: { count: users.length, ...(users.length ? { names: users.slice(0, NAMES_SHOWN) } : {}) },
-      lastMinute: this.o.registry.lastMinute(id),
-    };
-    const patch = mergePatch(old as Record<string, unknown>, next as Record<string, unknown>);
-    if (Object.keys(patch).length === 0) return;
-    if (phase.reason !== old.conditions?.find((c) => c.type === 'Ready')?.reason)
-      this.o.log.info(
-        { account: id, state: phase.state, reason: phase.reason, message: phase.message },
-        'account',
-      );
-    const updated = await this.o.kube.patch(
-      accountResource(kind),
-      obj.metadata.namespace,
-      obj.metadata.name,
-      { status: patch },
-      'merge',
-      'status',
+  private proved(id: string, kind: AccountKind, obj: KubeObject): Promise<boolean> {
+    return this.connect(id, kind, obj).then(
+      () => true,
+      () => false,
     );
-    obj.status = updated.status;
+  }
+
+  /** An EdgeAccount's key Secret held while its objects hold remote resources (key-hold.ts). */
+  private async holdKey(id: string, kind: AccountKind, obj: KubeObject | undefined, holding: number) {
+    if (kind !== 'EdgeAccount') return;
+    const use = obj && {
+      namespace: obj.metadata.namespace!,
+      secret: (obj.spec as Spec).apiKeySecretRef.name,
+      holding,
+    };
+    try {
+      await this.keys.update(id, use, this.o.settled?.() ?? true);
+    } catch (err) {
+      // the account serves all the same; only a restart during its namespace's deletion needs it
+      this.o.log.warn({ account: id, err: (err as Error).message }, 'could not hold the key Secret');
+    }
   }
 
   async stop(drainMs: number): Promise<void> {
     this.stopping = true;
     await this.queue.shutdown(drainMs);
+    await this.keys.holds.releaseOnShutdown();
     for (const i of this.informers) i.stop();
   }
 }
