@@ -1,3 +1,5 @@
+// Wires informers, queues, workers and engines together; runs them only while leader;
+// answers the probes; drains in-flight reconciles on shutdown.
 import { ACCOUNTS } from '../kinds/accounts.ts';
 import { AccessKeeper, awaitingIn } from './access.ts';
 import { ObjectCache } from './cache.ts';
