@@ -10,6 +10,7 @@ import {
   admits,
   describeAccount,
   effectiveAccount,
+  holdingAccount,
   INSTALLATION,
   resolveAccount,
   urlAllowed,
@@ -230,6 +231,27 @@ describe('effectiveAccount: a remote resource stays in the account holding it', 
   it('names both accounts', () => {
     const r = effectiveAccount({ id: 'ipp_1' }, { ok: true, id: 'EdgeAccount/ns/default' });
     expect(!r.ok && r.message).toMatch(/ipp_1 is in the installation's account.*EdgeAccount ns\/default/);
+  });
+});
+
+describe('holdingAccount: the account a delete uses, from status', () => {
+  it.each([
+    ['no resource: none', {}, undefined],
+    ['made before accounts: the installation', { id: 'ipp_1' }, INSTALLATION],
+    ['its own namespace’s EdgeAccount', { id: 'ipp_1', account: 'EdgeAccount/ns/a' }, 'EdgeAccount/ns/a'],
+    ['a ClusterEdgeAccount', { id: 'ipp_1', account: 'ClusterEdgeAccount/s' }, 'ClusterEdgeAccount/s'],
+    [
+      'another namespace’s EdgeAccount (a tampered status): resolved instead',
+      { id: 'ipp_1', account: 'EdgeAccount/other/a' },
+      undefined,
+    ],
+    [
+      'a namespace whose name starts the same: resolved instead',
+      { id: 'ipp_1', account: 'EdgeAccount/ns-b/a' },
+      undefined,
+    ],
+  ] as [string, { id?: string; account?: string }, string | undefined][])('%s', (_, recorded, want) => {
+    expect(holdingAccount(recorded, 'ns')).toBe(want);
   });
 });
 

@@ -137,9 +137,16 @@ export function effectiveAccount(recorded: Recorded, resolved: Resolution): Reso
   };
 }
 
-/** The account that holds an object's remote resource, for a delete (no resolution needed). */
-export const holdingAccount = (recorded: Recorded): string | undefined =>
-  recorded.id ? (recorded.account ?? INSTALLATION) : undefined;
+/**
+ * The account that holds an object's remote resource, for a delete (no resolution needed).
+ * `status.account` is writable by whoever may write status: another namespace's EdgeAccount is
+ * never this object's, so the delete resolves the account as any reconcile does.
+ */
+export function holdingAccount(recorded: Recorded, namespace: string): string | undefined {
+  if (!recorded.id) return undefined;
+  const held = recorded.account ?? INSTALLATION;
+  return held.startsWith('EdgeAccount/') && !held.startsWith(`EdgeAccount/${namespace}/`) ? undefined : held;
+}
 
 /** A URL as compared with the allow-list: its origin and path, without a trailing slash. */
 export function normalizeUrl(url: string): string | undefined {

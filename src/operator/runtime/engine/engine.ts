@@ -69,7 +69,7 @@ export class Engine implements EngineContext {
     const accounts = this.opts.accounts;
     if (!accounts) return this;
     const st = statusOf(obj);
-    const held = holdingAccount(st);
+    const held = holdingAccount(st, obj.metadata.namespace ?? '');
     let id: string;
     if (obj.metadata.deletionTimestamp && held) id = held;
     else {
