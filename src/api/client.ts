@@ -40,7 +40,7 @@ export type Bound<T> = T extends { kind: 'list'; path: infer P extends string; i
       : (...args: [...PathArgs<P>, CallOptions?]) => Promise<Out<R>>
     : { [K in keyof T]: Bound<T[K]> };
 
-export type EdgeClient = Bound<Operations> & { readonly transport: Transport; close(): Promise<void> };
+export type EdgeClient = Bound<Operations> & { readonly transport: Transport; close(graceMs?: number): Promise<void> };
 
 function fillPath(path: string, args: unknown[]): { path: string; id: string | undefined } {
   const names = pathParams(path);
@@ -133,7 +133,7 @@ export function createClient(opts: TransportOptions | Transport): EdgeClient {
   const transport = opts instanceof Transport ? opts : new Transport(opts);
   return Object.assign(bindTree(transport, operations, ''), {
     transport,
-    close: () => transport.close(),
+    close: (graceMs?: number) => transport.close(graceMs),
   }) as unknown as EdgeClient;
 }
 

@@ -83,6 +83,8 @@ const OUTAGE_RETRY_MS = 5000;
 
 /** A wait that ran out: the same server will most likely keep everyone waiting as long again. */
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** The client itself was closed (a shutdown): trying again cannot help. */
+const CLOSED = new Set(['UND_ERR_DESTROYED', 'UND_ERR_CLOSED']);
 
 /** What a body that is not the API's JSON says about the URL, for the condition and the log. */
 function notTheApi(status: number, contentType: string | string[] | undefined, text: string): string {
@@ -122,6 +124,8 @@ export class Transport {
   private readonly headersMs: number;
   private readonly bodyMs: number;
   private readonly maxAttempts: number;
+  /** Calls begun and not yet ended (waiting for budget, sent, or between attempts). */
+  private inFlight = 0;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly maxRetryAfterMs: number;
@@ -174,9 +178,11 @@ export class Transport {
     const payload = spec.body === undefined ? undefined : JSON.stringify(spec.body);
     const sleep = this.opts.sleep ?? defaultSleep;
     const probe = this.claimProbe(spec);
+    this.inFlight++;
     try {
       return await this.attempts<T>(spec, url, payload, sleep);
     } finally {
+      this.inFlight--;
       if (probe && this.outage) this.outage.probing = false;
     }
   }
@@ -261,7 +267,8 @@ export class Transport {
           : `network error ${networkCode}`;
         if (TIMEOUTS.has(networkCode) || NEVER_SENT.has(networkCode)) this.wentAway(reason);
         // a timeout is not retried here: the caller learns now, and retries with its own backoff
-        const mayRetry = (!spec.creates || NEVER_SENT.has(networkCode)) && !TIMEOUTS.has(networkCode);
+        const mayRetry =
+          (!spec.creates || NEVER_SENT.has(networkCode)) && !TIMEOUTS.has(networkCode) && !CLOSED.has(networkCode);
         if (mayRetry && attempt < this.maxAttempts) {
           const delayMs = this.backoff(attempt);
           this.opts.onRetry?.({ ...event(0), delayMs, reason: networkCode });
@@ -349,7 +356,16 @@ export class Transport {
     return typeof body.msg === 'string' ? { ...body, msg: redactCredentials(body.msg, this.apiKey) } : body;
   }
 
-  async close(): Promise<void> {
-    if (!this.opts.dispatcher) await this.dispatcher.close();
+  /**
+   * Closes the connections. Requests in flight may finish within `graceMs`; then they are
+   * aborted: a shutdown past its drain deadline must not wait out a hung API's timeout.
+   * (undici's destroy() after close() leaves in-flight requests hanging: one or the other.)
+   */
+  async close(graceMs = Number.POSITIVE_INFINITY): Promise<void> {
+    if (this.opts.dispatcher) return;
+    if (graceMs === Number.POSITIVE_INFINITY) return this.dispatcher.close();
+    const deadline = Date.now() + graceMs;
+    while (this.inFlight > 0 && Date.now() < deadline) await defaultSleep(Math.min(25, graceMs));
+    await (this.inFlight > 0 ? this.dispatcher.destroy() : this.dispatcher.close());
   }
 }

@@ -210,7 +210,8 @@ async function startOperator(
       });
     },
   });
-  closers.push(() => registry.closeAll());
+  // the closers run after the manager's drain deadline: what is still in flight is aborted
+  closers.push(() => registry.closeAll(0));
   const api = cfg.defaultAccount
     ? createClient({
         baseUrl: apiUrl!,
@@ -228,7 +229,7 @@ async function startOperator(
   if (api) {
     registry.adopt(INSTALLATION, apiUrl!, api);
     api.transport.limiter.onServed = accountMetrics.served(INSTALLATION);
-    closers.push(() => api.close());
+    closers.push(() => api.close(0));
   }
 
   const manager = new Manager({

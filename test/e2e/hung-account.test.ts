@@ -3,6 +3,7 @@
 // same namespace as well as in another, are Ready at once. Account A is an EdgeAccount whose
 // apiURL is a loopback proxy in front of the emulator (allowed by --account-api-urls) that stops
 // answering on cue; account B is a ClusterEdgeAccount on the emulator, shared by both namespaces.
+// Stopping, the operator waits for it no longer than --drain-timeout: then its requests are aborted.
 import { createServer, request, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,4 +181,13 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     for (const n of aNames) expect(await isReady(nsT, n)).toBe(false);
     expect(await isReady(nsT, 'a-before')).toBe(true);
   }, 60_000);
+
+  it('stops within its drain deadline although the hung API still holds requests', async () => {
+    expect(proxy.p.held).toBeGreaterThan(0);
+    const t0 = Date.now();
+    await op.kill();
+    // --drain-timeout 1s, then what is in flight is aborted: not the 60 s of --api-timeout
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(op.logs.some((l) => l.includes('drain deadline passed'))).toBe(true);
+  }, 30_000);
 });

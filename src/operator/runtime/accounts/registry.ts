@@ -191,15 +191,16 @@ export class AccountRegistry {
   }
 
   /** The account went: its client is closed (the installation's is the operator's to close). */
-  async remove(id: string): Promise<void> {
+  /** `graceMs`: how long its requests in flight may still take (see Transport.close). */
+  async remove(id: string, graceMs?: number): Promise<void> {
     const e = this.entries.get(id);
     if (!e) return;
     this.entries.delete(id);
     this.factory.removed?.(id);
-    if (id !== INSTALLATION) await e.client.close().catch(() => {});
+    if (id !== INSTALLATION) await e.client.close(graceMs).catch(() => {});
   }
 
-  async closeAll(): Promise<void> {
-    for (const id of [...this.entries.keys()]) await this.remove(id);
+  async closeAll(graceMs?: number): Promise<void> {
+    for (const id of [...this.entries.keys()]) await this.remove(id, graceMs);
   }
 }
