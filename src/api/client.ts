@@ -40,7 +40,10 @@ export type Bound<T> = T extends { kind: 'list'; path: infer P extends string; i
       : (...args: [...PathArgs<P>, CallOptions?]) => Promise<Out<R>>
     : { [K in keyof T]: Bound<T[K]> };
 
-export type EdgeClient = Bound<Operations> & { readonly transport: Transport; close(graceMs?: number): Promise<void> };
+export type EdgeClient = Bound<Operations> & {
+  readonly transport: Transport;
+  close(graceMs?: number): Promise<void>;
+};
 
 function fillPath(path: string, args: unknown[]): { path: string; id: string | undefined } {
   const names = pathParams(path);

@@ -268,7 +268,9 @@ export class Transport {
         if (TIMEOUTS.has(networkCode) || NEVER_SENT.has(networkCode)) this.wentAway(reason);
         // a timeout is not retried here: the caller learns now, and retries with its own backoff
         const mayRetry =
-          (!spec.creates || NEVER_SENT.has(networkCode)) && !TIMEOUTS.has(networkCode) && !CLOSED.has(networkCode);
+          (!spec.creates || NEVER_SENT.has(networkCode)) &&
+          !TIMEOUTS.has(networkCode) &&
+          !CLOSED.has(networkCode);
         if (mayRetry && attempt < this.maxAttempts) {
           const delayMs = this.backoff(attempt);
           this.opts.onRetry?.({ ...event(0), delayMs, reason: networkCode });
