@@ -10,6 +10,8 @@ export default defineConfig({
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
           globalSetup: ['test/support/scratch-setup.ts'],
+          // one module graph for all files: loading it again per file was half the suite's time
+          isolate: false,
         },
       },
       {
@@ -28,6 +30,8 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 180_000,
           fileParallelism: false,
+          // files run one after another anyway; sharing the module graph saves ~1.5 s a file
+          isolate: false,
         },
       },
       {

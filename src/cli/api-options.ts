@@ -10,10 +10,20 @@ export function withApiOptions(cmd: Command): Command {
     .addOption(
       new Option('--api-key <key>', 'API key (prefer the env var or a key file)').env('EDGE_API_KEY'),
     )
-    .addOption(new Option('--api-key-file <path>', 'file holding the API key').env('EDGE_API_KEY_FILE'));
+    .addOption(new Option('--api-key-file <path>', 'file holding the API key').env('EDGE_API_KEY_FILE'))
+    .addOption(
+      new Option('--api-rate-limit <n>', "requests a minute this command may send (the account's limit)")
+        .env('EDGE_API_RATE_LIMIT')
+        .default('120'),
+    );
 }
 
-export function clientFrom(o: { apiUrl?: string; apiKey?: string; apiKeyFile?: string }): EdgeClient {
+export function clientFrom(o: {
+  apiUrl?: string;
+  apiKey?: string;
+  apiKeyFile?: string;
+  apiRateLimit?: string;
+}): EdgeClient {
   if (!o.apiUrl)
     throw new CliError(
       'no API URL: set EDGE_API_URL or --api-url (the emulator: edgectl emulator)',
@@ -21,5 +31,8 @@ export function clientFrom(o: { apiUrl?: string; apiKey?: string; apiKeyFile?: s
     );
   const apiKey = o.apiKey ?? (o.apiKeyFile ? readFileSync(o.apiKeyFile, 'utf8').trim() : undefined);
   if (!apiKey) throw new CliError('no API key: set EDGE_API_KEY, --api-key or --api-key-file', EXIT.usage);
-  return createClient({ baseUrl: o.apiUrl, apiKey, rateLimitPerMinute: 120 });
+  const perMinute = o.apiRateLimit ?? '120';
+  if (!/^[1-9]\d{0,8}$/.test(perMinute))
+    throw new CliError(`--api-rate-limit: "${perMinute}" is not a whole number > 0`, EXIT.usage);
+  return createClient({ baseUrl: o.apiUrl, apiKey, rateLimitPerMinute: Number(perMinute) });
 }

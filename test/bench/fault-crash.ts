@@ -43,6 +43,9 @@ export async function faultCrashRun(o: FaultCrashOptions) {
   const clusterId = `faults-${o.ns}`;
   const api = clientFor(o.emu);
   const timeoutMs = o.timeoutMs ?? 600_000;
+  // this run's operators only: the test runner may have run others in this process before
+  unexpectedExits.length = 0;
+  operatorLogs.length = 0;
   o.emu.faults.set({
     errorRate: 0.1,
     rateLimitRate: 0.05,

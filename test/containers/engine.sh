@@ -30,7 +30,12 @@ for pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
   if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null)" 2>/dev/null; then rm -f "$pidfile"; fi
 done
 echo "engine.sh: starting dockerd (log: $cache/dockerd.log)" >&2
-nohup dockerd --iptables=false --bridge=none --log-level=warn >"$cache/dockerd.log" 2>&1 &
+# without the caller's other descriptors: a lock held by whoever ran this (flock) must not
+# live on in a daemon that outlives the run
+(
+  for fd in $(ls /proc/$BASHPID/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done
+  exec nohup dockerd --iptables=false --bridge=none --log-level=warn >"$cache/dockerd.log" 2>&1
+) &
 pid=$!
 for _ in $(seq 1 150); do
   up && exit 0

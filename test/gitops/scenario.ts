@@ -55,7 +55,7 @@ export interface Tool {
   logs(): string;
 }
 
-const IDLE_MS = 30_000;
+const IDLE_MS = 20_000;
 
 export function gitopsSuite(tool: Tool) {
   describe.skipIf(!!skipReason)(`${tool.name} drives the operator from Git`, () => {

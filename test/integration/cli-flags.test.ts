@@ -28,12 +28,19 @@ async function help(path: string[]): Promise<{ options: Set<string>; commands: s
   };
 }
 
-/** Every option of a top-level command and of its subcommands. */
-async function optionsOf(command: string): Promise<Set<string>> {
-  const top = await help([command]);
-  const all = new Set(top.options);
-  for (const sub of top.commands) for (const o of (await help([command, sub])).options) all.add(o);
-  return all;
+/** Every option of a top-level command and of its subcommands (asked once per command, subcommands at once). */
+const asked = new Map<string, Promise<Set<string>>>();
+function optionsOf(command: string): Promise<Set<string>> {
+  let p = asked.get(command);
+  if (!p) {
+    p = (async () => {
+      const top = await help([command]);
+      const subs = await Promise.all(top.commands.map((sub) => help([command, sub])));
+      return new Set([...top.options, ...subs.flatMap((s) => [...s.options])]);
+    })();
+    asked.set(command, p);
+  }
+  return p;
 }
 
 /**
@@ -120,8 +127,12 @@ describe('edgectl emulator --rate-limit, as a process', () => {
   });
 
   it('refuses a value that is not a whole number > 0 with one line and exit 2', async () => {
-    for (const bad of ['0', '-5', '1.5', 'many', '1e3', '0x10']) {
-      const r = await edgectl('emulator', '--port', '0', '--rate-limit', bad);
+    const bads = ['0', '-5', '1.5', 'many', '1e3', '0x10'];
+    const runs = await Promise.all(
+      bads.map((bad) => edgectl('emulator', '--port', '0', '--rate-limit', bad)),
+    );
+    for (const [i, r] of runs.entries()) {
+      const bad = bads[i]!;
       expect(r.code, bad).toBe(2);
       expect(r.err.trim().split('\n'), bad).toHaveLength(1);
       expect(r.err, bad).toContain('--rate-limit');

@@ -46,7 +46,11 @@ async function run(...args: string[]) {
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     now: Date.now,
   };
-  const code = await runCli(['export', ...args, '--api-url', h.emu.url, '--api-key', h.emu.apiKey], io);
+  // the emulator here has no limit: the export need not keep to the default 120 a minute
+  const code = await runCli(
+    ['export', '--api-url', h.emu.url, '--api-key', h.emu.apiKey, '--api-rate-limit', '100000', ...args],
+    io,
+  );
   return { code, out, err, docs: parseAllDocuments(out).map((d) => d.toJS() as KubeObject) };
 }
 
@@ -262,12 +266,17 @@ describe('edgectl export', () => {
     ]);
   });
 
-  it('refuses an unknown kind and two outputs in one line each', async () => {
+  it('refuses an unknown kind, two outputs and a rate that is not a whole number, in one line each', async () => {
     const bad = await run('--kinds', 'Ingress', '-o', 'yaml');
     expect(bad.code).toBe(2);
     expect(bad.err.trim()).toMatch(/^error: unknown kind Ingress \(one of IPPolicy, /);
     const both = await run('--output-dir', '/tmp/x', '-o', 'yaml');
     expect(both.code).toBe(2);
     expect(both.err.trim().split('\n')).toHaveLength(1);
+    for (const rate of ['0', '1.5', 'fast']) {
+      const r = await run('-o', 'yaml', '--api-rate-limit', rate);
+      expect(r.code, rate).toBe(2);
+      expect(r.err.trim(), rate).toBe(`error: --api-rate-limit: "${rate}" is not a whole number > 0`);
+    }
   });
 });

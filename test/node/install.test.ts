@@ -1,7 +1,8 @@
 // The install a user does, run for real on a node: the chart's Deployment becomes a pod under
 // its own ServiceAccount and RBAC (no admin credentials anywhere), in-cluster configuration,
 // uid 65532 on a read-only root; deploy/examples reconcile to Ready; deleting a namespace
-// (the namespace controller) leaves nothing behind; watchNamespaces and deploy/ (kustomize).
+// (the namespace controller) leaves nothing behind; deploy/ (kustomize). watchNamespaces:
+// teams.test.ts.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -41,11 +42,8 @@ describe.skipIf(!!skipReason)('helm install on a node', () => {
   });
   afterAll(async () => {
     await cleanUp(w, {
-      apps: ['demo-install', 'demo-watched', 'demo-unwatched', 'demo-kustomize'],
-      releases: [
-        ['eo', system],
-        ['eo-watch', system],
-      ],
+      apps: ['demo-install', 'demo-kustomize'],
+      releases: [['eo', system]],
       namespaces: [system],
     });
     await w?.close();
@@ -81,27 +79,9 @@ describe.skipIf(!!skipReason)('helm install on a node', () => {
     expect(await remoteIds(w)).toEqual([]);
   });
 
-  it('with watchNamespaces, only those namespaces are reconciled, objects elsewhere are not touched', async () => {
-    await helm('uninstall', 'eo', '-n', system, '--wait');
-    const watched = await namespace(w, 'demo-watched');
-    const other = await namespace(w, 'demo-unwatched');
-    await helmInstall(w, 'eo-watch', system, ['watchNamespaces[0]=demo-watched']);
-    const objs = await applyExamples(w, watched);
-    await applyExamples(w, other);
-    await allReady(w, watched, objs.length);
-    // the other namespace's objects are not even seen: no finalizer, no status
-    for (const o of await managed(w, other)) {
-      expect(o.metadata.finalizers ?? [], `${o.kind}/${o.metadata.name}`).toEqual([]);
-      expect(o.status, `${o.kind}/${o.metadata.name}`).toBeUndefined();
-    }
-    // deleting a watched namespace with objects in it: teams.test.ts
-    await cleanUp(w, { apps: [watched] });
-    expect(await remoteIds(w)).toEqual([]);
-    await helm('uninstall', 'eo-watch', '-n', system, '--wait');
-    await deleteNamespace(w, other);
-  });
-
   it('deploy/ with kustomize (the README: the URL ConfigMap and key Secret beside it) reconciles deploy/examples', async () => {
+    // one operator at a time for these objects: the chart's goes first
+    await helm('uninstall', 'eo', '-n', system, '--wait');
     const overlay = mkdtempSync(join(tmpdir(), 'edge-overlay-'));
     try {
       writeFileSync(

@@ -4,7 +4,8 @@
 // every kind. `kubectl delete namespace` of one team then finishes with nothing left in the
 // cluster or in its account, and the other team untouched: cluster-wide, with watchNamespaces,
 // and with the operator restarted while the namespace terminates (the key Secret and the
-// operator's RoleBinding are held by its finalizers until nothing there needs them).
+// operator's RoleBinding are held by its finalizers until nothing there needs them). With
+// watchNamespaces, objects in a namespace not watched get no finalizer and no status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { ACCESS_FINALIZER, KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
@@ -131,13 +132,21 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     await helm('uninstall', 'eo-teams', '-n', system, '--wait');
   });
 
-  it('watchNamespaces: the same, the operator holding its RoleBinding until nothing there awaits it', async () => {
+  it('watchNamespaces: the same, objects elsewhere untouched, the operator holding its RoleBinding until nothing there awaits it', async () => {
     await teamNamespace('wn-a');
     await teamNamespace('wn-b');
     await install('eo-teams-watch', ['watchNamespaces[0]=wn-a', 'watchNamespaces[1]=wn-b']);
+    // a namespace the operator does not watch: its objects are not even seen
+    const unwatched = await namespace(w, 'wn-other');
+    made.push(unwatched);
+    await applyExamples(w, unwatched);
     const count = await team('wn-a', 'team-a');
     await team('wn-b', 'team-b');
     expect((await remoteIds(w, 'team-a')).length).toBe(count);
+    for (const o of await managed(w, unwatched)) {
+      expect(o.metadata.finalizers ?? [], `${o.kind}/${o.metadata.name}`).toEqual([]);
+      expect(o.status, `${o.kind}/${o.metadata.name}`).toBeUndefined();
+    }
     // held while objects there await the operator
     const binding = await w.kube.get(ROLEBINDINGS, 'wn-a', 'eo-teams-watch-edge-operator');
     expect(binding.metadata.finalizers).toContain(ACCESS_FINALIZER);
