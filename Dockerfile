@@ -40,8 +40,10 @@ COPY --from=build /app/bundle /app
 # since the operator's garbage is small and short-lived and larger semi-spaces stay resident
 # after a burst of work; V8's heuristics for size over speed (the operator waits on the API,
 # not on the CPU; a flag NODE_OPTIONS may not carry, hence in ENTRYPOINT); glibc returns
-# freed memory instead of keeping it per thread arena. The chart adds --max-old-space-size
-# from the pod's memory limit (and repeats NODE_OPTIONS' flags).
+# freed memory instead of keeping it per thread arena; Maglev the top compiler tier
+# (--max-opt=2): TurboFan's code and the pages of the binary holding it stay untouched, 2.5 MiB
+# less at 1,000 objects and no more CPU (docs/performance.md). The chart adds
+# --max-old-space-size from the pod's memory limit (and repeats NODE_OPTIONS' flags).
 ENV NODE_ENV=production \
     NODE_OPTIONS=--max-semi-space-size=1 \
     MALLOC_ARENA_MAX=2 \
@@ -50,5 +52,5 @@ ENV NODE_ENV=production \
 WORKDIR /app
 USER 65532:65532
 EXPOSE 8080
-ENTRYPOINT ["/usr/local/bin/node", "--optimize-for-size", "/app/edgectl.js"]
+ENTRYPOINT ["/usr/local/bin/node", "--optimize-for-size", "--max-opt=2", "/app/edgectl.js"]
 CMD ["operator"]

@@ -5,11 +5,11 @@
 // kind converged and one resync behind them.
 // Usage: npm run bench:lean [-- --n 1000] [--runs 3] [--samples 5] [--name lean-before]
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { imageEnv, imageNodeArgs } from '../support/operator.ts';
-import { createAll, mixedObjects, readyTracker, startOperator } from './lib.ts';
+import { createAll, metrics, mixedObjects, readyTracker, startOperator } from './lib.ts';
 import { commit, machine, writeResult } from './report.ts';
 import { benchWorld } from './world.ts';
 
@@ -21,6 +21,9 @@ const { values } = parseArgs({
     resync: { type: 'string', default: '20s' },
     /** results under another name, e.g. a previous commit's bundle: EDGE_OPERATOR_ENTRY=bundle/before/edgectl.js */
     name: { type: 'string' },
+    /** a heap snapshot of the operator once measured, into the directory its Node flags name:
+     * EDGE_OPERATOR_NODE_ARGS='--max-old-space-size=384 --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=DIR' */
+    'heap-snapshot': { type: 'boolean', default: false },
   },
 });
 const N = Number(values.n);
@@ -29,6 +32,15 @@ const RUNS = Number(values.runs);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const vmRss = (pid: number) =>
   Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+/** Anonymous memory (heap, malloc) and file pages (the node binary's and libraries' code touched so far), MiB. */
+const rssParts = (pid: number) => {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+  return {
+    rss_anon: Number((kib('RssAnon') / 1024).toFixed(1)),
+    rss_file: Number((kib('RssFile') / 1024).toFixed(1)),
+  };
+};
 /** The median of a few readings a second apart (a collection in between moves RSS by a MiB or two). */
 async function rss(pids: number[]): Promise<number[]> {
   const reads: number[][] = pids.map(() => []);
@@ -37,6 +49,27 @@ async function rss(pids: number[]): Promise<number[]> {
     for (const [j, p] of pids.entries()) reads[j]!.push(vmRss(p));
   }
   return reads.map((r) => Number(r.sort((a, b) => a - b)[Math.floor(r.length / 2)]!.toFixed(1)));
+}
+
+/** Where the operator's RSS goes, as its own metrics say: V8's heap (total and live, per space), and off-heap buffers. */
+async function heap(url: string): Promise<Record<string, number | string>> {
+  const m = await metrics(url);
+  const mib = (k: string) => Number(((m.get(k) ?? 0) / 1048576).toFixed(1));
+  const spaces = [...m.keys()].flatMap(
+    (k) => /^nodejs_heap_space_size_total_bytes\{space="(\w+)"\}$/.exec(k)?.[1] ?? [],
+  );
+  return {
+    cpu_seconds: Number((m.get('process_cpu_seconds_total') ?? 0).toFixed(2)),
+    heap_total: mib('nodejs_heap_size_total_bytes'),
+    heap_used: mib('nodejs_heap_size_used_bytes'),
+    external: mib('nodejs_external_memory_bytes'),
+    ...Object.fromEntries(
+      spaces.map((s) => [
+        `${s}_total/used`,
+        `${mib(`nodejs_heap_space_size_total_bytes{space="${s}"}`)}/${mib(`nodejs_heap_space_size_used_bytes{space="${s}"}`)}`,
+      ]),
+    ),
+  };
 }
 
 const w = await benchWorld('lean');
@@ -76,11 +109,17 @@ try {
     pair = await startPair();
   }
   const { op, bare, nodeArgs } = pair;
+  const heapAtStart = {
+    ...(await heap(pair.op.metricsUrl)),
+    ...rssParts(pair.op.proc.pid!),
+    ...Object.fromEntries(Object.entries(rssParts(pair.bare.pid!)).map(([k, v]) => [`bare_${k}`, v])),
+  };
   const atStart = median(starts.map((s) => s.op));
   const bareNode = median(starts.map((s) => s.bare));
   try {
     let converged: number | undefined;
     let afterResync: number | undefined;
+    const heaps: Record<string, Record<string, number | string>> = { at_start: heapAtStart };
     if (N) {
       const tracker = readyTracker(w.kube, w.ns);
       await tracker.synced;
@@ -89,8 +128,23 @@ try {
       await tracker.allRecorded(N, 10 * 60_000);
       tracker.stop();
       [converged] = await rss([op.proc.pid!]);
+      heaps.converged = { ...(await heap(op.metricsUrl)), ...rssParts(op.proc.pid!) };
       await sleep(Number(/^(\d+)s$/.exec(values.resync)?.[1] ?? 20) * 1000 + 2000);
       [afterResync] = await rss([op.proc.pid!]);
+      heaps.after_resync = { ...(await heap(op.metricsUrl)), ...rssParts(op.proc.pid!) };
+    }
+    if (values['heap-snapshot']) {
+      // after every reading (writing one doubles the heap for a while); done when its size holds
+      const dir = /--diagnostic-dir=(\S+)/.exec(process.env.EDGE_OPERATOR_NODE_ARGS ?? '')?.[1] ?? '.';
+      const before = new Set(readdirSync(dir));
+      op.proc.kill('SIGUSR2');
+      for (let last = -1; ; ) {
+        await sleep(2000);
+        const file = readdirSync(dir).find((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+        const size = file ? statSync(join(dir, file)).size : -1;
+        if (file && size === last) break;
+        last = size;
+      }
     }
     const round = (x: number) => Number(x.toFixed(1));
     const name = values.name ?? (N ? `lean-${N}` : 'lean');
@@ -109,6 +163,7 @@ try {
       rss_at_start_mib: atStart,
       bare_node_mib: bareNode,
       application_at_start_mib: round(atStart - bareNode),
+      heap_mib: heaps,
       starts: starts.map((s) => `${s.op} (bare ${s.bare})`).join(', '),
       ...(N
         ? {

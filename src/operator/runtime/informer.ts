@@ -11,6 +11,7 @@ import {
   type ResourcePath,
   type WatchEvent,
 } from './kube.ts';
+import { leanObject } from './lean-object.ts';
 
 export type EventHandler = (type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject) => void;
 
@@ -98,7 +99,7 @@ export class Informer {
   }
 
   private lean(o: KubeObject): KubeObject {
-    delete (o.metadata as { managedFields?: unknown }).managedFields;
+    leanObject(o);
     return this.opts.transform ? this.opts.transform(o) : o;
   }
 
@@ -154,7 +155,6 @@ export class Informer {
     this.stats.lists++;
     const seen = new Set<string>();
     for (const raw of items) {
-      // managedFields is often most of an object's size and nothing here reads it (controller-runtime drops it too)
       const obj = this.lean(raw);
       const k = keyOf(obj);
       seen.add(k);

@@ -1,0 +1,53 @@
+// What an informer keeps of each object it caches, at thousands of objects: the object without
+// its managedFields (often most of its size, and nothing here reads it; controller-runtime drops
+// it too), and one copy of the strings every object repeats.
+import type { KubeObject } from './kube.ts';
+
+/**
+ * JSON.parse gives each object its own copy of every string value: the API version, the kind,
+ * the namespace, the finalizer, the Ready condition's words. One copy of each is kept here, only
+ * for those fields (their values are few: a name or an id would only fill the table).
+ */
+const common = new Map<string, string>();
+const one = (s: string): string => {
+  const had = common.get(s);
+  if (had !== undefined) return had;
+  // a bound against a field that turns out to vary (a condition's reason, a namespace per tenant)
+  if (common.size >= 4096) common.clear();
+  common.set(s, s);
+  return s;
+};
+/** Shares the string at o[k], if there is one there (nothing is added). */
+const share = (o: Record<string, unknown>, k: string) => {
+  const v = o[k];
+  if (typeof v === 'string') o[k] = one(v);
+};
+
+/**
+ * The object as cached: managedFields dropped by copying the metadata without it (a `delete`
+ * turns the metadata into a dictionary-mode object, 450 bytes more per cached object), the
+ * common strings shared. Mutates and returns `o`, which no one else holds yet.
+ */
+export function leanObject(o: KubeObject): KubeObject {
+  share(o, 'apiVersion');
+  share(o, 'kind');
+  const m = o.metadata;
+  if (m) {
+    if ('managedFields' in m) {
+      const { managedFields: _, ...rest } = m as typeof m & { managedFields?: unknown };
+      o.metadata = rest;
+    }
+    share(o.metadata as unknown as Record<string, unknown>, 'namespace');
+    const f = o.metadata.finalizers;
+    if (Array.isArray(f)) for (let i = 0; i < f.length; i++) if (typeof f[i] === 'string') f[i] = one(f[i]!);
+  }
+  const conditions = (o.status as { conditions?: unknown } | undefined)?.conditions;
+  if (Array.isArray(conditions))
+    for (const c of conditions)
+      if (c && typeof c === 'object') {
+        share(c as Record<string, unknown>, 'type');
+        share(c as Record<string, unknown>, 'status');
+        share(c as Record<string, unknown>, 'reason');
+      }
+  return o;
+}
