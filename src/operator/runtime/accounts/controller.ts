@@ -90,26 +90,13 @@ export class AccountController {
     this.informers = [...edge, ...cluster, this.namespaceInformer];
   }
 
-  /**
-   * What resolution reads, from these caches: one of two objects made once (each object's
-   * account is resolved several times per reconcile).
-   */
-  readonly facts = (installationEnabled: boolean): AccountFacts =>
-    installationEnabled ? this.factsWith : this.factsWithout;
-
-  private readonly edgeAccountExists = (ns: string, name: string): boolean => {
-    const key = keyAt(ns, name);
-    return (this.byKind.get('EdgeAccount') ?? []).some((inf) => !!inf.get(key));
-  };
-  private readonly clusterAccount = (name: string) =>
-    this.get(accountId('ClusterEdgeAccount', undefined, name))?.spec as Spec;
-  private readonly namespaceLabels = (ns: string) => this.namespaceInformer.get(ns)?.metadata.labels ?? {};
-  private readonly factsWith: AccountFacts = this.factsFor(true);
-  private readonly factsWithout: AccountFacts = this.factsFor(false);
-  private factsFor(installationEnabled: boolean): AccountFacts {
-    const { edgeAccountExists, clusterAccount, namespaceLabels } = this;
-    return { installationEnabled, edgeAccountExists, clusterAccount, namespaceLabels };
-  }
+  /** What resolution reads, from these caches. */
+  readonly facts = (installationEnabled: boolean): AccountFacts => ({
+    installationEnabled,
+    edgeAccountExists: (ns, name) => !!this.get(accountId('EdgeAccount', ns, name)),
+    clusterAccount: (name) => this.get(accountId('ClusterEdgeAccount', undefined, name))?.spec as Spec,
+    namespaceLabels: (ns) => this.namespaceInformer.get(ns)?.metadata.labels ?? {},
+  });
 
   /** The account object of an identity, from the cache. */
   get(id: string): KubeObject | undefined {
