@@ -216,7 +216,11 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     // and the restart came in the middle: every object still waits for its remote resource's delete
     expect((await managed(w, 'wn-c')).length).toBe(count);
     await faults();
-    await deleteNamespace(w, 'wn-c');
+    // once the API takes deletes again, each object's next try comes after its backoff (it
+    // doubles with each refusal): up to as long again as the refusals lasted
+    const t = Date.now();
+    await deleteNamespace(w, 'wn-c', 240_000);
+    figure('teams, restarted mid-deletion: API back -> namespace gone', (Date.now() - t) / 1000);
     expect(await remoteIds(w, 'team-a')).toEqual([]);
     await deleteNamespace(w, 'wn-b');
     expect(await remoteIds(w, 'team-b')).toEqual([]);
