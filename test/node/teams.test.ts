@@ -155,6 +155,20 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
       return s.metadata.finalizers?.includes(KEY_FINALIZER) ? s : false;
     });
     expect(key.metadata.finalizers).toEqual([KEY_FINALIZER]);
+    // its patch right on the Secret serves that finalizer alone: the chart's admission policy
+    // refuses the operator's ServiceAccount any other change (secret-guard.yaml)
+    const operator = asUser(`system:serviceaccount:${system}:eo-teams-watch-edge-operator`);
+    for (const change of [{ data: { 'api-key': 'c3RvbGVu' } }, { metadata: { labels: { team: 'other' } } }]) {
+      const refused = await operator.patch(SECRETS, 'wn-a', 'edge-key', change).then(
+        () => undefined,
+        (e: Error & { status?: number }) => e,
+      );
+      expect(refused?.status, JSON.stringify(change)).toBe(422);
+      expect(refused?.message).toContain('the edge operator may change only its finalizer on a Secret');
+    }
+    const after = await w.kube.get(SECRETS, 'wn-a', 'edge-key');
+    expect(after.data).toEqual(key.data);
+    expect(after.metadata.labels).toEqual(key.metadata.labels);
     const other = await snapshot('wn-b', 'team-b');
     const t = Date.now();
     await deleteNamespace(w, 'wn-a');
