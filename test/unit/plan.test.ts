@@ -11,6 +11,7 @@ import {
   PAUSED_ANNOTATION,
   RECONCILE_REQUESTED_ANNOTATION,
 } from '../../src/operator/runtime/constants.ts';
+import { statusDigest } from '../../src/operator/runtime/engine/memo.ts';
 import {
   finalizerStep,
   needsOwnerState,
@@ -893,7 +894,13 @@ describe('unchanged: whether a sync can be skipped', () => {
     x.metadata.resourceVersion = '10';
     return x;
   };
-  const last = { at: 1000, generation: 2, id: 'thg_1', status: o().status, resourceVersion: '10' };
+  const last = {
+    at: 1000,
+    generation: 2,
+    id: 'thg_1',
+    status: statusDigest(o().status),
+    resourceVersion: '10',
+  };
   const snapshot = (completedAt: number, pageAt?: number) => ({
     startedAt: completedAt - 10,
     completedAt,
@@ -906,10 +913,14 @@ describe('unchanged: whether a sync can be skipped', () => {
     ['nothing remembered: a sync', { last: undefined }, false],
     ['a reconcile asked for: a sync', { requested: 't' }, false],
     ['a new generation: a sync', { last: { ...last, generation: 1 } }, false],
-    ['status written by someone else: a sync', { last: { ...last, status: { id: 'thg_9' } } }, false],
+    [
+      'status written by someone else: a sync',
+      { last: { ...last, status: statusDigest({ ...o().status, id: 'thg_9' }) } },
+      false,
+    ],
     [
       'status differs but the cache lags behind this process: unchanged',
-      { last: { ...last, status: {}, resourceVersion: '11' } },
+      { last: { ...last, status: statusDigest({}), resourceVersion: '11' } },
       true,
     ],
     ['no bulk list, resync not due: unchanged', {}, true],

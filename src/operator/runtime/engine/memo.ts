@@ -1,6 +1,11 @@
 // What this process remembers of each object, in one place: the cache can lag behind its
 // own writes, and some decisions (a second DELETE, a repeated Event) depend on what it did.
+import { hash } from 'node:crypto';
 import type { PriorityCell } from '../../../api/rate-limiter.ts';
+
+/** A status's fingerprint: kube-apiserver writes an object's keys in one order, so equal is equal. */
+export const statusDigest = (status: unknown): string =>
+  status === undefined ? '' : hash('sha1', JSON.stringify(status), 'base64');
 
 /** What this process last did to an object, so an unchanged object costs nothing until its resync. */
 export interface LastSync {
@@ -9,8 +14,11 @@ export interface LastSync {
   id?: string;
   stalled?: boolean;
   digests?: Record<string, string>;
-  /** The status as this process last wrote or found it: anything else was written by someone else. */
-  status?: unknown;
+  /**
+   * The status as this process last wrote or found it (statusDigest): anything else was
+   * written by someone else. A fingerprint, not the status: the cache holds that already.
+   */
+  status?: string;
   /** The object's resourceVersion after that. */
   resourceVersion?: string;
 }

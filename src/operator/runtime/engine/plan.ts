@@ -1,7 +1,6 @@
 // Pure decisions: from what the spec wants, what status knows, what this process remembers
 // and what the API shows, what to do. No I/O: the engine reads before and executes after.
 // The rest of the plan: plan-changes.ts (what differs), plan-delete.ts, plan-observe-only.ts.
-import { isDeepStrictEqual } from 'node:util';
 import type { Priority } from '../../../api/priority.ts';
 import type { AnyBinding } from '../binding.ts';
 import { type Candidate, findConflict } from '../conflicts.ts';
@@ -16,7 +15,7 @@ import type { KubeObject } from '../kube.ts';
 import type { Snapshot } from '../observer.ts';
 import { decodeMetadata, type Owner } from '../owner.ts';
 import { CONFLICT_RECHECK_MS } from './failure.ts';
-import type { LastSync } from './memo.ts';
+import { type LastSync, statusDigest } from './memo.ts';
 import { type ModuleStep, planModules, planUpdate, type Stall, stallWith } from './plan-changes.ts';
 import type { Seen, Status, Wanted } from './types.ts';
 
@@ -135,7 +134,7 @@ export function unchanged(i: {
   if (i.requested || !last || last.generation !== obj.metadata.generation) return false;
   // the cache has not caught up with this process's own last write yet: its event follows
   const lagging = olderThan(obj.metadata.resourceVersion, last.resourceVersion);
-  if (!lagging && !isDeepStrictEqual(last.status, obj.status)) return false;
+  if (!lagging && last.status !== statusDigest(obj.status)) return false;
   const snapshot = bulk?.latest;
   if (snapshot && snapshot.completedAt > last.at) {
     // a newer bulk list: news for this object unless this process wrote the resource after

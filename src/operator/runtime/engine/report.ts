@@ -6,7 +6,7 @@ import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
 import { mergePatch } from '../merge-patch.ts';
 import type { Failure } from './failure.ts';
-import type { LastSync } from './memo.ts';
+import { type LastSync, statusDigest } from './memo.ts';
 import type { ObserveOnlyDecision } from './plan-observe-only.ts';
 import {
   type EngineContext,
@@ -167,7 +167,7 @@ export async function reportFailure(
       at: Date.now(),
       generation: obj.metadata.generation,
       stalled: true,
-      status: obj.status,
+      status: statusDigest(obj.status),
       resourceVersion: obj.metadata.resourceVersion,
     });
   if ((err.phase.state === 'stalled' || NOTEWORTHY.has(err.phase.reason)) && !repeated)
@@ -237,7 +237,7 @@ export async function reportSynced(
     generation: obj.metadata.generation,
     id: r.remote.id,
     digests: r.digests,
-    status: obj.status,
+    status: statusDigest(obj.status),
     resourceVersion: obj.metadata.resourceVersion,
   });
   memo.waitingSince = undefined;
@@ -261,7 +261,7 @@ export async function reportObserved(
     at: Date.now(),
     generation: obj.metadata.generation,
     id: d.remote.id,
-    status: obj.status,
+    status: statusDigest(obj.status),
     resourceVersion: obj.metadata.resourceVersion,
   });
 }
