@@ -1,6 +1,13 @@
 // What this process remembers of each object, in one place: the cache can lag behind its
 // own writes, and some decisions (a second DELETE, a repeated Event) depend on what it did.
+import { hash } from 'node:crypto';
 import type { PriorityCell } from '../../../api/rate-limiter.ts';
+
+/**
+ * A remote resource's fingerprint, kept instead of the resource itself (a few dozen bytes an
+ * object): a bulk list showing the same resource as the last sync brings no news.
+ */
+export const remoteDigest = (remote: unknown): string => hash('sha1', JSON.stringify(remote), 'base64');
 
 /** What this process last did to an object, so an unchanged object costs nothing until its resync. */
 export interface LastSync {
@@ -13,6 +20,8 @@ export interface LastSync {
   status?: unknown;
   /** The object's resourceVersion after that. */
   resourceVersion?: string;
+  /** The remote resource as that sync left it (remoteDigest): a list showing the same is no news. */
+  remote?: string;
 }
 
 export interface Memo {
