@@ -266,7 +266,13 @@ try {
       // the target's measure: after convergence and the idle phase (at least one resync)
       rss_after_idle_mib: Math.round((m2.get('process_resident_memory_bytes') ?? 0) / 2 ** 20),
       entry: process.env.EDGE_OPERATOR_ENTRY,
-      node_flags: [imageEnv().NODE_OPTIONS, ...imageNodeArgs(), process.env.EDGE_OPERATOR_NODE_ARGS]
+      // the image's flags and environment go with the bundle only (test/support/operator.ts)
+      node_flags: [
+        ...(process.env.EDGE_OPERATOR_ENTRY?.startsWith('bundle/')
+          ? [imageEnv().NODE_OPTIONS, ...imageNodeArgs()]
+          : []),
+        process.env.EDGE_OPERATOR_NODE_ARGS,
+      ]
         .filter(Boolean)
         .join(' '),
       heap_used_mib: Math.round(heap / 2 ** 20),

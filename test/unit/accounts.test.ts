@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EdgeClient } from '../../src/api/client.ts';
 import type { AccountRef } from '../../src/operator/kinds/accounts.ts';
+import { accountDeleteStep } from '../../src/operator/runtime/accounts/controller.ts';
 import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
 import {
   type AccountFacts,
@@ -345,5 +346,18 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
     expect(r.lastMinute('ClusterEdgeAccount/s')).toEqual({ requests: 2, throttled: 1 });
     expect(r.lastMinute('EdgeAccount/t/a')).toEqual({ requests: 1, throttled: 0 });
     expect(r.lastMinute('ClusterEdgeAccount/s', Date.now() + 61_000)).toEqual({ requests: 0, throttled: 0 });
+  });
+});
+
+describe('accountDeleteStep: a deleted account goes once nothing holds a resource in it, as every cache shows', () => {
+  it.each([
+    { holding: 3, settled: true, step: 'keep' },
+    { holding: 0, settled: true, step: 'release' },
+    // an operator restarted while the namespace terminates lists the accounts before their
+    // objects: none counted yet is not none holding (letting go stranded them all)
+    { holding: 0, settled: false, step: 'wait-for-caches' },
+    { holding: 1, settled: false, step: 'keep' },
+  ])('holding $holding, every cache listed $settled: $step', ({ holding, settled, step }) => {
+    expect(accountDeleteStep(holding, settled)).toBe(step);
   });
 });

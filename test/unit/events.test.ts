@@ -37,3 +37,47 @@ it('sends one Event at a time, in order; past 1,000 waiting, Normal ones are dro
   expect(sent.at(-1)).toBe('Warning ApiRejected');
   expect(sent.filter((s) => s === 'Normal Created')).toHaveLength(999);
 });
+
+it('a repeat within the window is dropped however many other Events came between; in order across both types', async () => {
+  const sent: string[] = [];
+  const kube = {
+    create: async (_r: unknown, _ns: unknown, body: Record<string, unknown>) => {
+      sent.push(`${body.type} ${body.message}`);
+      return body as KubeObject;
+    },
+  };
+  const events = new EventRecorder(kube as never, pino({ level: 'silent' }), 'test');
+  const obj = (i: number): KubeObject => ({ kind: 'IPPolicy', metadata: { name: `p${i}`, uid: `u${i}` } });
+  // more keys than are kept before pruning, sent as they come (the queue never fills)
+  for (let i = 0; i < 25_000; i++) {
+    events.record(obj(i), i % 3 ? 'Normal' : 'Warning', 'Created', `m${i}`);
+    if (i % 500 === 0) await new Promise((r) => setImmediate(r));
+  }
+  events.record(obj(0), 'Warning', 'Created', 'm0');
+  events.record(obj(12_345), 'Normal', 'Created', 'm12345');
+  await new Promise((r) => setTimeout(r, 200));
+  expect(sent).toHaveLength(25_000);
+  expect(sent.map((s) => Number(s.split(' m')[1]))).toEqual([...Array(25_000).keys()]);
+});
+
+it('with only Warnings waiting past the bound, the oldest goes', async () => {
+  const sent: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const kube = {
+    create: async (_r: unknown, _ns: unknown, body: Record<string, unknown>) => {
+      await gate;
+      sent.push(String(body.message));
+      return body as KubeObject;
+    },
+  };
+  const events = new EventRecorder(kube as never, pino({ level: 'silent' }), 'test', undefined, 0);
+  const obj = (i: number): KubeObject => ({ kind: 'IPPolicy', metadata: { name: `p${i}`, uid: `u${i}` } });
+  // the first goes out at once (in flight), then 1,001 wait: one too many
+  for (let i = 0; i <= 1001; i++) events.record(obj(i), 'Warning', 'ApiRejected', `w${i}`);
+  release();
+  await new Promise((r) => setTimeout(r, 200));
+  expect(sent).toHaveLength(1001);
+  expect(sent.slice(0, 3)).toEqual(['w0', 'w2', 'w3']);
+  expect(sent.at(-1)).toBe('w1001');
+});

@@ -11,7 +11,7 @@ import {
   PAUSED_ANNOTATION,
   RECONCILE_REQUESTED_ANNOTATION,
 } from '../../src/operator/runtime/constants.ts';
-import { statusDigest } from '../../src/operator/runtime/engine/memo.ts';
+import { remoteDigest, statusDigest } from '../../src/operator/runtime/engine/memo.ts';
 import {
   finalizerStep,
   needsOwnerState,
@@ -943,6 +943,32 @@ describe('unchanged: whether a sync can be skipped', () => {
       false,
     ],
     ['an older list: unchanged', { bulk: { latest: snapshot(900, 895), failing: false } }, true],
+    [
+      'a newer list showing the resource just as the last sync left it: unchanged',
+      {
+        bulk: { latest: snapshot(1200, 1195), failing: false },
+        lastRemoteWrite: 1100,
+        last: { ...last, remote: remoteDigest({ id: 'thg_1', uri: 'u' }) },
+      },
+      true,
+    ],
+    [
+      'a newer list showing the resource changed since the last sync: a sync',
+      {
+        bulk: { latest: snapshot(1200, 1195), failing: false },
+        lastRemoteWrite: 1100,
+        last: { ...last, remote: remoteDigest({ id: 'thg_1', uri: 'elsewhere' }) },
+      },
+      false,
+    ],
+    [
+      'the same resource, but a new generation: a sync',
+      {
+        bulk: { latest: snapshot(1200, 1195), failing: false },
+        last: { ...last, generation: 1, remote: remoteDigest({ id: 'thg_1', uri: 'u' }) },
+      },
+      false,
+    ],
   ];
   it.each(cases)('%s', (_what, input, expected) => {
     expect(unchanged({ ...base, ...input } as Parameters<typeof unchanged>[0])).toBe(expected);

@@ -44,10 +44,20 @@ export class Dispatch {
   onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
     this.o.cache.noteIds(c.binding.kind, type, obj, old);
     if (c.binding.conflict) this.noteConflict(c.binding.kind, type, obj);
-    // keep the reverse index of references current
-    const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
-    const before = this.o.references.set(c.binding.kind, keyOf(obj), refs);
-    this.released(before, refs);
+    // keep the reverse index of references current. They come from the spec (and namespace):
+    // a write that left the generation as it was (status, annotations, the finalizer, most of a
+    // bulk apply's events) references what it did. Not an object deleted and made again while
+    // the watch was away (a relist's update: the same generation, another uid and spec)
+    const sameSpec =
+      type === 'update' &&
+      obj.metadata.generation !== undefined &&
+      obj.metadata.generation === old?.metadata.generation &&
+      obj.metadata.uid === old.metadata.uid;
+    if (!sameSpec) {
+      const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
+      const before = this.o.references.set(c.binding.kind, keyOf(obj), refs);
+      this.released(before, refs);
+    }
     if (type === 'delete') this.onDelete(c, obj);
     else this.onChange(c, type, obj, old);
     // objects referencing this one react to it getting (or losing) an id. Not to its deletion

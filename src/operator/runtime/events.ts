@@ -9,11 +9,40 @@ import type { Kube, KubeObject } from './kube.ts';
 const EVENTS = { group: '', version: 'v1', plural: 'events' };
 /** client-go's queue length for its event broadcaster. */
 const QUEUE_MAX = 1000;
-type Pending = { ns: string; type: 'Normal' | 'Warning'; body: Record<string, unknown> };
+/** Dedupe keys kept before the expired ones are pruned (and at least twice those left then). */
+const RECENT_MAX = 10_000;
+type Pending = { ns: string; type: 'Normal' | 'Warning'; body: Record<string, unknown>; seq: number };
+
+/** A FIFO whose shift is O(1) (an array's costs its length once it is long). */
+class Fifo<T> {
+  private items: T[] = [];
+  private head = 0;
+  get size(): number {
+    return this.items.length - this.head;
+  }
+  get first(): T | undefined {
+    return this.items[this.head];
+  }
+  push(x: T): void {
+    this.items.push(x);
+  }
+  shift(): T | undefined {
+    if (this.head >= this.items.length) return undefined;
+    const x = this.items[this.head++];
+    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return x;
+  }
+}
 
 export class EventRecorder {
   private readonly recent = new Map<string, number>();
-  private readonly pending: Pending[] = [];
+  private recentMax = RECENT_MAX;
+  /** Waiting Events by type, each in order; `seq` orders them across types. */
+  private readonly pending = { Normal: new Fifo<Pending>(), Warning: new Fifo<Pending>() };
+  private seq = 0;
   private sending = false;
   /** Events dropped because the queue was full. */
   private dropped = 0;
@@ -46,14 +75,20 @@ export class EventRecorder {
     const last = this.recent.get(key);
     if (last && now - last < this.windowMs) return;
     this.recent.set(key, now);
-    if (this.recent.size > 10_000)
+    // expired keys pruned in one pass once there are many, and not again before their number
+    // doubles: a bulk apply of tens of thousands of objects keeps every key within the window,
+    // and a pass per Event made it cost the square of the objects
+    if (this.recent.size > this.recentMax) {
       for (const [k, t] of this.recent) if (now - t > this.windowMs) this.recent.delete(k);
+      this.recentMax = Math.max(RECENT_MAX, 2 * this.recent.size);
+    }
     this.onRecord?.(reason);
     const ts = new Date(now).toISOString().replace(/\.\d+Z$/, 'Z');
     const ns = obj.metadata.namespace ?? 'default';
     this.enqueue({
       ns,
       type,
+      seq: this.seq++,
       body: {
         metadata: { generateName: `${obj.metadata.name}.`, namespace: ns },
         involvedObject: {
@@ -78,10 +113,11 @@ export class EventRecorder {
   }
 
   private enqueue(e: Pending): void {
-    this.pending.push(e);
-    if (this.pending.length > QUEUE_MAX) {
-      const i = this.pending.findIndex((p) => p.type === 'Normal');
-      this.pending.splice(i === -1 ? 0 : i, 1);
+    const { Normal, Warning } = this.pending;
+    this.pending[e.type].push(e);
+    if (Normal.size + Warning.size > QUEUE_MAX) {
+      // the oldest Normal one goes; only Warnings waiting: the oldest of them
+      (Normal.size ? Normal : Warning).shift();
       if (this.dropped++ % 100 === 0)
         this.log.warn(
           { dropped: this.dropped },
@@ -91,10 +127,18 @@ export class EventRecorder {
     if (!this.sending) void this.send();
   }
 
+  /** The oldest Event waiting, of either type. */
+  private next(): Pending | undefined {
+    const { Normal, Warning } = this.pending;
+    const n = Normal.first;
+    const w = Warning.first;
+    return (n && (!w || n.seq < w.seq) ? Normal : Warning).shift();
+  }
+
   private async send(): Promise<void> {
     this.sending = true;
     try {
-      for (let e = this.pending.shift(); e; e = this.pending.shift())
+      for (let e = this.next(); e; e = this.next())
         await this.kube
           .create(EVENTS, e.ns, e.body)
           .catch((err: Error) => this.log.debug({ err: err.message }, 'could not record event'));

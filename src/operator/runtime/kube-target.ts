@@ -5,7 +5,8 @@
 // proxy-url, tls-server-name, insecure-skip-tls-verify. What the project still does itself:
 // the requests (kube.ts, on undici: merge patches, the status subresource, metadata-only lists
 // and watches), so this module turns the KubeConfig into headers and an undici dispatcher, per
-// request: a rotated token or a refreshed exec credential is used as soon as it is there.
+// request: a refreshed exec credential is used as soon as it is there, a rotated token or
+// certificate file within a second (the files are read at most once a second, not per request).
 // KubeConfig comes from its own module: the package's index also loads the generated API
 // clients, which the operator never uses (megabytes of memory).
 import { createHash } from 'node:crypto';
@@ -79,29 +80,47 @@ export function loadKubeConfig(path?: string): KubeTarget {
     throw new KubeConfigError(`kubeconfig: the cluster of context ${context} has no server`);
   const user = kc.getCurrentUser();
   const dispatchers: Dispatchers = { byIdentity: new Map() };
+  const auth = async () => {
+    const opts: RequestOptions = { headers: {} };
+    try {
+      await kc.applyToHTTPSOptions(opts);
+    } catch (err) {
+      // an exec plugin's output and arguments may hold credentials: say only which failed
+      throw new KubeConfigError(
+        user?.exec
+          ? `kubeconfig user ${user.name}: exec credential plugin ${user.exec.command} failed; run it by hand to see why`
+          : `kubeconfig user ${user?.name}: no credentials: ${firstLine(err)}`,
+      );
+    }
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {}))
+      if (v !== undefined) headers[k.toLowerCase()] = String(v).trim();
+    if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+    return { headers, dispatcher: dispatcherFor(kc, cluster, opts, dispatchers) };
+  };
+  // Reading and decoding the credential files was 7% of the CPU of each request in a bulk
+  // apply; an exec plugin's credential keeps its own expiry, so it is asked each time.
+  let last: { at: number; auth: ReturnType<typeof auth> } | undefined;
   return {
     server: cluster.server.replace(/\/$/, ''),
     context,
-    auth: async () => {
-      const opts: RequestOptions = { headers: {} };
-      try {
-        await kc.applyToHTTPSOptions(opts);
-      } catch (err) {
-        // an exec plugin's output and arguments may hold credentials: say only which failed
-        throw new KubeConfigError(
-          user?.exec
-            ? `kubeconfig user ${user.name}: exec credential plugin ${user.exec.command} failed; run it by hand to see why`
-            : `kubeconfig user ${user?.name}: no credentials: ${firstLine(err)}`,
-        );
-      }
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(opts.headers ?? {}))
-        if (v !== undefined) headers[k.toLowerCase()] = String(v).trim();
-      if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-      return { headers, dispatcher: dispatcherFor(kc, cluster, opts, dispatchers) };
-    },
+    auth: user?.exec
+      ? auth
+      : () => {
+          const now = Date.now();
+          if (last && now - last.at >= 0 && now - last.at < AUTH_REUSE_MS) return last.auth;
+          const current = { at: now, auth: auth() };
+          last = current;
+          current.auth.catch(() => {
+            if (last === current) last = undefined;
+          });
+          return current.auth;
+        },
   };
 }
+
+/** How long the credentials read from files serve before they are read again. */
+const AUTH_REUSE_MS = 1000;
 
 /**
  * One kubeconfig file. client-node reads a user's `token-file` while loading, relative to the

@@ -89,9 +89,13 @@ export class References {
 
   /** Every object that references `ref`: its kind and key. */
   dependentsOf(ref: string): { kind: string; key: string }[] {
-    return [...this.kinds].flatMap(([kind, i]) =>
-      [...(i.dependents.get(ref) ?? [])].map((key) => ({ kind, key })),
-    );
+    // loops, not spreads: this runs for every object created and every id recorded
+    const out: { kind: string; key: string }[] = [];
+    for (const [kind, i] of this.kinds) {
+      const keys = i.dependents.get(ref);
+      if (keys) for (const key of keys) out.push({ kind, key });
+    }
+    return out;
   }
 
   /** "Kind name" of every object that references `ref`, sorted. */

@@ -39,11 +39,26 @@ export interface AccountControllerOptions {
   accountOf(obj: KubeObject): Resolution;
   /** The objects naming an account (`Kind/ns/name`) may go on: it turned Ready or changed. */
   wake(kind: AccountKind, obj: KubeObject): void;
-  /** Every cache has listed: a key Secret's hold may go (an object not yet seen may need it). */
+  /** Every cache has listed: a key Secret's hold, or a deleted account, may go (an object not yet seen may need it). */
   settled?(): boolean;
 }
 
 type Spec = ClusterEdgeAccountSpec;
+
+/** How soon a deleted account whose objects may not all be listed yet is looked at again. */
+const UNSETTLED_RECHECK_MS = 1000;
+
+/**
+ * A deleted account: held while objects hold remote resources in it ('keep'), let go once none
+ * does ('release'). Its users are counted from the caches of the managed kinds, which an
+ * operator just started may not have listed yet (the accounts' own are listed first): "none"
+ * then only means "none seen yet", and letting go would strand every remote resource of a
+ * namespace being deleted (its objects then wait for an account that is gone).
+ */
+export function accountDeleteStep(holding: number, settled: boolean): 'keep' | 'wait-for-caches' | 'release' {
+  if (holding > 0) return 'keep';
+  return settled ? 'release' : 'wait-for-caches';
+}
 
 export class AccountController {
   readonly informers: Informer[];
@@ -302,13 +317,15 @@ export class AccountController {
   ): Promise<number | undefined> {
     if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
     await this.holdKey(id, kind, obj, users.holding);
-    if (users.holding > 0) {
+    const step = accountDeleteStep(users.holding, this.o.settled?.() ?? true);
+    if (step !== 'release') {
       // the key it has serves their deletes; an operator restarted meanwhile reads it from the
       // Secret, held for it (key-hold.ts): once proved, that client serves the deletes too
       if (!this.o.registry.get(id)?.verified && (await this.proved(id, kind, obj))) {
         this.o.registry.mark(id, true, this.o.registry.get(id)?.phase);
         this.o.wake(kind, obj);
       }
+      if (step === 'wait-for-caches') return UNSETTLED_RECHECK_MS;
       const phase: Phase = {
         state: 'progressing',
         reason: 'InUse',

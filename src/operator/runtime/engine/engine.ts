@@ -163,12 +163,15 @@ export class Engine implements EngineContext {
     // a copy: the cache must only change through watch events, or old/new comparisons lie
     const resetsAtStart = this.memos.peek(key)?.resets ?? 0;
     const cached = this.opts.cache.get(key);
-    const obj = cached && structuredClone(cached);
-    if (!obj) {
+    if (!cached) {
       const memo = this.memos.peek(key);
       if (memo) memo.last = undefined;
       return {};
     }
+    // most reconciles find nothing to do (the watch event of this process's own write, a
+    // resync's re-check): decided on the cached object, which only needs copying for a write
+    if (this.settled(cached)) return {};
+    const obj = structuredClone(cached);
     const p = planReconcile(obj);
     if (p.step.action === 'pause') return p.step.write ? report.pause(this, obj) : {};
     if (p.resumed) report.resumed(this, obj);
@@ -183,6 +186,20 @@ export class Engine implements EngineContext {
       else throw err;
     }
     return isFailure(result) ? report.reportFailure(this, obj, result, resetsAtStart, p.requested) : result;
+  }
+
+  /**
+   * Nothing to do, decided without copying the object: a sync or observe-only step with no
+   * finalizer to restore, nothing resumed, and nothing changed since the last sync (the same
+   * test sync() and observeOnly() begin with, on the same object).
+   */
+  private settled(cached: KubeObject): boolean {
+    const p = planReconcile(cached);
+    const s = p.step;
+    if (p.resumed || !(s.action === 'observe-only' || (s.action === 'sync' && s.finalizer === 'keep')))
+      return false;
+    const ctx = this.scope(cached);
+    return !isFailure(ctx) && this.unchanged(ctx, cached, p.requested);
   }
 
   /** The object's account, then its step at its priority (the namespace is the flow whose turn it takes). */

@@ -3,6 +3,12 @@
 import { hash } from 'node:crypto';
 import type { PriorityCell } from '../../../api/rate-limiter.ts';
 
+/**
+ * A remote resource's fingerprint, kept instead of the resource itself (a few dozen bytes an
+ * object): a bulk list showing the same resource as the last sync brings no news.
+ */
+export const remoteDigest = (remote: unknown): string => hash('sha1', JSON.stringify(remote), 'base64');
+
 /** A status's fingerprint: kube-apiserver writes an object's keys in one order, so equal is equal. */
 export const statusDigest = (status: unknown): string =>
   status === undefined ? '' : hash('sha1', JSON.stringify(status), 'base64');
@@ -21,6 +27,8 @@ export interface LastSync {
   status?: string;
   /** The object's resourceVersion after that. */
   resourceVersion?: string;
+  /** The remote resource as that sync left it (remoteDigest): a list showing the same is no news. */
+  remote?: string;
 }
 
 export interface Memo {

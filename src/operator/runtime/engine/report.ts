@@ -6,7 +6,7 @@ import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
 import { mergePatch } from '../merge-patch.ts';
 import type { Failure } from './failure.ts';
-import { type LastSync, statusDigest } from './memo.ts';
+import { type LastSync, remoteDigest, statusDigest } from './memo.ts';
 import type { ObserveOnlyDecision } from './plan-observe-only.ts';
 import {
   type EngineContext,
@@ -239,6 +239,7 @@ export async function reportSynced(
     digests: r.digests,
     status: statusDigest(obj.status),
     resourceVersion: obj.metadata.resourceVersion,
+    remote: remoteDigest(r.remote),
   });
   memo.waitingSince = undefined;
   memo.unavailableNoted = undefined;
