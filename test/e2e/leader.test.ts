@@ -1,6 +1,7 @@
 // Two replicas: one leads and reconciles, the other waits; killing the leader hands over (after
 // the lease expires), stopping it hands over at once (the lease released, the standby watching).
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { watchLease } from '../support/lease-watch.ts';
 import {
   metric,
   type OperatorProcess,
@@ -14,7 +15,6 @@ import {
   world,
 } from './harness.ts';
 
-const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
 let w: World;
 const ops: OperatorProcess[] = [];
 beforeAll(async () => {
@@ -110,23 +110,8 @@ it.skipIf(!!skipReason)(
       waitFor('the standby watches the lease', async () =>
         o.logs.some((l) => l.includes('standing by: watching the lease')),
       );
-    // every holder of the Lease and when this one watch saw it: both ends of a handoff on one clock
-    const seen: { holder: string; at: number }[] = [];
-    const watch = new AbortController();
-    const rv = (await w.kube.list(LEASES, ns)).metadata.resourceVersion;
-    const watching = w.kube
-      .watch(
-        LEASES,
-        ns,
-        rv,
-        (e) => {
-          const holder = (e.object.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
-          if (e.object.metadata?.name === name && e.type !== 'BOOKMARK')
-            seen.push({ holder: holder ?? '', at: performance.now() });
-        },
-        { signal: watch.signal, idleMs: 120_000, timeoutSeconds: 120 },
-      )
-      .catch(() => {});
+    const lease = await watchLease(w.kube, ns, name, () => performance.now());
+    const seen = lease.seen;
 
     let leader = await startOperator(w.emu, ns, flags);
     ops.push(leader);
@@ -150,8 +135,7 @@ it.skipIf(!!skipReason)(
       [leader, standby] = [standby, next];
       await standingBy(standby);
     }
-    watch.abort();
-    await watching;
+    await lease.stop();
     process.stdout.write(
       `lease released on SIGTERM, taken by the standby after: ${handoffs.map((ms) => `${Math.round(ms)} ms`).join(', ')}\n`,
     );

@@ -3,6 +3,7 @@
 // Ready condition.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
+import { watchLease } from '../support/lease-watch.ts';
 import { obj } from '../support/operator.ts';
 import {
   allReady,
@@ -70,35 +71,19 @@ describe.skipIf(!!skipReason)('two replicas on a node', () => {
     const holder = (await leaseHolder(w, system)) ?? '';
     const leader = pods.find((p) => holder.startsWith(`${p.metadata.name}-`));
     expect(leader, `lease holder ${holder}`).toBeDefined();
-    // every holder of the Lease and when one watch saw it: both ends of the handoff on one clock
-    const seen: { holder: string; at: number }[] = [];
-    const watch = new AbortController();
-    const rv = (await w.kube.list(LEASES, system)).metadata.resourceVersion;
-    const watching = w.kube
-      .watch(
-        LEASES,
-        system,
-        rv,
-        (e) => {
-          if (e.type === 'BOOKMARK' || e.object.metadata?.name !== 'edge-operator') return;
-          const holder = (e.object.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
-          seen.push({ holder: holder ?? '', at: Date.now() });
-        },
-        { signal: watch.signal, idleMs: 120_000, timeoutSeconds: 120 },
-      )
-      .catch(() => {});
+    const lease = await watchLease(w.kube, system, 'edge-operator');
     const t0 = Date.now();
     await w.kube.delete(PODS, system, leader!.metadata.name);
     const standby = pods.find((p) => p !== leader)!;
     const taken = await waitFor(
       'another pod holds the lease',
-      async () => seen.find((s) => s.holder && !s.holder.startsWith(`${leader!.metadata.name}-`)) ?? false,
+      async () =>
+        lease.seen.find((s) => s.holder && !s.holder.startsWith(`${leader!.metadata.name}-`)) ?? false,
       120_000,
       50,
     );
-    watch.abort();
-    await watching;
-    const released = seen.find((s) => s.holder === '');
+    await lease.stop();
+    const released = lease.seen.find((s) => s.holder === '');
     const takeover = (taken.at - t0) / 1000;
     figure('failover: leader pod deleted -> lease taken', takeover);
     // the stopped leader gives the lease up (SIGTERM from the kubelet: how soon depends on the
