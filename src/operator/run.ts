@@ -10,6 +10,7 @@ import { BINDINGS } from './kinds/index.ts';
 import { AccountMetrics } from './runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
 import { INSTALLATION } from './runtime/accounts/resolve.ts';
+import { listedConflictKey } from './runtime/conflicts.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kube-target.ts';
@@ -205,6 +206,7 @@ async function startOperator(
       return new Observer({
         kind,
         list: (onPage) => b.api.list(client(), {}, { priority: 'low', onPage }),
+        conflictKey: listedConflictKey(b),
         log: log.child({ account }),
         metrics,
       });

@@ -9,6 +9,7 @@ import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/em
 import { specSchema } from '../../src/operator/kinds/crd.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { Condition } from '../../src/operator/runtime/conditions.ts';
+import { listedConflictKey } from '../../src/operator/runtime/conflicts.ts';
 import { Engine, type EngineAccounts, type Outcome } from '../../src/operator/runtime/engine/index.ts';
 import { EventRecorder } from '../../src/operator/runtime/events.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
@@ -87,7 +88,12 @@ export async function engineWorld(
   const observers = new Map(
     BINDINGS.map((b) => [
       b.kind,
-      new Observer({ kind: b.kind, list: (onPage) => b.api.list(api, {}, { priority: 'low', onPage }), log }),
+      new Observer({
+        kind: b.kind,
+        list: (onPage) => b.api.list(api, {}, { priority: 'low', onPage }),
+        conflictKey: listedConflictKey(b),
+        log,
+      }),
     ]),
   );
   const engines = new Map(

@@ -1,9 +1,13 @@
 // Conflicts between objects, decided without a server: which object keeps what the API keeps
 // unique, what the other is told, and what is never a conflict.
+
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { ConflictKeys, findConflict } from '../../src/operator/runtime/conflicts.ts';
+import { ConflictKeys, findConflict, listedConflictKey } from '../../src/operator/runtime/conflicts.ts';
+import { remoteDigest } from '../../src/operator/runtime/engine/memo.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { Observer } from '../../src/operator/runtime/observer.ts';
 import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
 
 const RULE = BINDINGS.find((b) => b.kind === 'IPPolicyRule')!;
@@ -210,5 +214,55 @@ describe('findConflict', () => {
     );
     expect(keys.holding(keyOf('10.0.0.0/8'))).toEqual([]);
     expect(keys.live.has(a.metadata.uid!)).toBe(false);
+  });
+
+  it('names the object as the cache holds it now, not as it was when its key was computed', () => {
+    const keys = new ConflictKeys(RULE);
+    const cache = new Map<string, KubeObject>();
+    const a = rule('a', '10.0.0.0/8', { id: 'ipr_a' });
+    cache.set('team/a', a);
+    keys.update(
+      ['team/a'],
+      (k) => cache.get(k),
+      () => () => '',
+    );
+    // a status write of the same generation: no new key, and no older copy kept
+    const later = {
+      ...a,
+      metadata: { ...a.metadata, resourceVersion: '99' },
+      status: { id: 'ipr_a', ready: 1 },
+    };
+    cache.set('team/a', later);
+    const key = RULE.conflict!.key(RULE.desired(a.spec as never, () => ''));
+    expect(keys.holding(key).map((c) => c.obj)).toEqual([later]);
+  });
+});
+
+describe('a bulk list indexed by what the API keeps unique', () => {
+  it('finds the listed resources under a key, parsed as listed, with the fingerprint of a sync', async () => {
+    const listed = [
+      remote('ipr_1', '10.0.0.0/8').remote,
+      remote('ipr_2', '10.0.0.0/8').remote,
+      remote('ipr_3', '10.9.0.0/16').remote,
+    ];
+    const observer = new Observer({
+      kind: RULE.kind,
+      list: async function* () {
+        yield* listed as never[];
+      },
+      conflictKey: listedConflictKey(RULE),
+      log: pino({ level: 'silent' }),
+    });
+    const snapshot = (await observer.refresh())!;
+    const key = (cidr: string) =>
+      RULE.conflict!.key(RULE.desired({ ipPolicyID: 'ipp_1', cidr, action: 'allow' } as never, () => ''));
+    expect(snapshot.byConflictKey?.get(key('10.0.0.0/8'))).toEqual(['ipr_1', 'ipr_2']);
+    expect(snapshot.byConflictKey?.get(key('10.9.0.0/16'))).toEqual(['ipr_3']);
+    const one = snapshot.items.get('ipr_2')!;
+    expect(one.remote).toEqual(listed[1]);
+    expect(one.digest).toBe(remoteDigest(listed[1]));
+    // each read is a copy: a plan that changes what it read changes nothing listed
+    (one.remote as Record<string, unknown>).cidr = '0.0.0.0/0';
+    expect(one.remote.cidr).toBe('10.0.0.0/8');
   });
 });

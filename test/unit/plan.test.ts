@@ -39,6 +39,7 @@ import { observeOnlyId, planObserveOnly } from '../../src/operator/runtime/engin
 import type { Remote, Wanted } from '../../src/operator/runtime/engine/types.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { legacySecretDigest, secretDigest } from '../../src/operator/runtime/module-compare.ts';
+import { Listed } from '../../src/operator/runtime/observer.ts';
 import { encodeMetadata, type Owner } from '../../src/operator/runtime/owner.ts';
 
 const KEY = 'plan-test-key';
@@ -904,9 +905,7 @@ describe('unchanged: whether a sync can be skipped', () => {
   const snapshot = (completedAt: number, pageAt?: number) => ({
     startedAt: completedAt - 10,
     completedAt,
-    items: new Map(
-      pageAt === undefined ? [] : [['thg_1', { remote: { id: 'thg_1', uri: 'u' }, at: pageAt }]],
-    ),
+    items: new Map(pageAt === undefined ? [] : [['thg_1', new Listed({ id: 'thg_1', uri: 'u' }, pageAt)]]),
   });
   const base = { obj: o(), last, resyncMs: 1000, now: 1500 };
   const cases: [string, Partial<Parameters<typeof unchanged>[0]>, boolean][] = [

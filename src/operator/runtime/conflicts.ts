@@ -3,7 +3,7 @@
 // the kind in the cache and with the remote resources of the kind's last bulk observation
 // (resources made outside the cluster). Deciding is `findConflict` (pure); the engine turns a
 // conflict into Stalled/Conflict and looks again shortly, spending no API call on it.
-import type { AnyBinding, ResolveRef } from './binding.ts';
+import type { AnyBinding, RemoteBase, ResolveRef } from './binding.ts';
 import { keyOf } from './informer.ts';
 import type { KubeObject } from './kube.ts';
 import { decodeMetadata } from './owner.ts';
@@ -26,7 +26,16 @@ export interface Candidate {
  * a scan per reconcile made a bulk apply of n objects cost n squared.
  */
 export class ConflictKeys {
-  private readonly byObject = new Map<string, { rv: string; key?: string; obj: KubeObject }>();
+  /**
+   * What each object's key was computed from, not the object: the cache holds that, and a copy
+   * kept here would be an older version of every object (a full object each at thousands).
+   */
+  private readonly byObject = new Map<
+    string,
+    { uid?: string; generation?: number; id: string; key?: string }
+  >();
+  /** The objects as they are now (the cache's look-up, or the list `of` was given). */
+  private lookup: (key: string) => KubeObject | undefined = () => undefined;
   /** Conflict key -> the object keys holding it. */
   private readonly byKey = new Map<string, Set<string>>();
   /** uids of every object of the kind in the cache (holding an id or not), and each object's. */
@@ -39,12 +48,13 @@ export class ConflictKeys {
 
   /** Every object of the kind at once; returns every candidate (tests, and a cache without a change feed). */
   of(objects: KubeObject[], ref: (o: KubeObject) => ResolveRef): Candidate[] {
-    const live = new Set(objects.map(keyOf));
+    const live = new Map(objects.map((o) => [keyOf(o), o]));
+    this.lookup = (k) => live.get(k);
     for (const k of [...this.byObject.keys()]) if (!live.has(k)) this.set(k, undefined, ref);
     for (const k of [...this.uidOf.keys()]) if (!live.has(k)) this.set(k, undefined, ref);
-    for (const obj of objects) this.set(keyOf(obj), obj, ref);
-    return [...this.byObject.values()].flatMap((e) =>
-      e.key === undefined ? [] : [{ obj: e.obj, key: e.key }],
+    for (const [k, obj] of live) this.set(k, obj, ref);
+    return [...this.byObject].flatMap(([k, e]) =>
+      e.key === undefined ? [] : [{ obj: live.get(k)!, key: e.key }],
     );
   }
 
@@ -54,6 +64,7 @@ export class ConflictKeys {
     get: (key: string) => KubeObject | undefined,
     ref: (o: KubeObject) => ResolveRef,
   ): void {
+    this.lookup = get;
     for (const k of changed) this.set(k, get(k), ref);
   }
 
@@ -61,8 +72,8 @@ export class ConflictKeys {
   holding(key: string): Candidate[] {
     const out: Candidate[] = [];
     for (const k of this.byKey.get(key) ?? []) {
-      const e = this.byObject.get(k);
-      if (e) out.push({ obj: e.obj, key });
+      const obj = this.byObject.has(k) ? this.lookup(k) : undefined;
+      if (obj) out.push({ obj, key });
     }
     return out;
   }
@@ -86,18 +97,15 @@ export class ConflictKeys {
     // spec, and a bulk apply of new objects costs no key each (two new objects that collide
     // in the same breath meet the API's own refusal).
     const id = (obj?.status as { id?: string } | undefined)?.id;
-    const version = obj && id ? `${obj.metadata.uid}/${obj.metadata.generation}/${id}` : undefined;
-    if (e && e.rv === version) {
-      e.obj = obj!;
-      return;
-    }
+    const generation = obj?.metadata.generation;
+    if (e && uid === e.uid && generation === e.generation && id === e.id) return;
     if (e) {
       this.unindex(k, e.key);
       this.byObject.delete(k);
     }
-    if (!obj || !version) return;
+    if (!obj || !id) return;
     const key = this.keyOf(obj, ref(obj));
-    this.byObject.set(k, { rv: version, key, obj });
+    this.byObject.set(k, { uid, generation, id, key });
     if (key !== undefined) {
       const holders = this.byKey.get(key) ?? new Set();
       this.byKey.set(key, holders.add(k));
@@ -119,6 +127,21 @@ export class ConflictKeys {
       return undefined;
     }
   }
+}
+
+/** A listed resource's conflict key, for the kind's bulk list to index (none for a shape it cannot read). */
+export function listedConflictKey(
+  binding: AnyBinding,
+): ((remote: RemoteBase) => string | undefined) | undefined {
+  const c = binding.conflict;
+  if (!c) return undefined;
+  return (remote) => {
+    try {
+      return c.key(binding.fromRemote(remote as never));
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 /**

@@ -3,6 +3,7 @@
 // client-go's broadcaster does, Events go out one at a time from a bounded queue: in a bulk
 // apply they trail the objects' own writes instead of competing with them, and past the
 // bound the oldest Normal ones are dropped.
+import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Kube, KubeObject } from './kube.ts';
 
@@ -11,6 +12,13 @@ const EVENTS = { group: '', version: 'v1', plural: 'events' };
 const QUEUE_MAX = 1000;
 /** Dedupe keys kept before the expired ones are pruned (and at least twice those left then). */
 const RECENT_MAX = 10_000;
+/**
+ * A fingerprint of an Event's object, reason and message, what the dedupe keeps for each Event in
+ * its window (thousands in a bulk apply) instead of the message itself: 72 bits, so two
+ * different Events share one with a chance far below anything else that could lose an Event.
+ */
+const dedupeKey = (uid: string | undefined, reason: string, message: string): string =>
+  hash('sha1', `${uid}|${reason}|${message}`, 'base64').slice(0, 12);
 type Pending = { ns: string; type: 'Normal' | 'Warning'; body: Record<string, unknown>; seq: number };
 
 /** A FIFO whose shift is O(1) (an array's costs its length once it is long). */
@@ -49,7 +57,8 @@ export class EventRecorder {
   private readonly kube: Pick<Kube, 'create'>;
   private readonly log: Logger;
   private readonly instance: string;
-  private readonly windowMs: number;
+  private readonly windowS: number;
+  private readonly startedAt = Date.now();
   /** `edge-operator`, or `edge-operator/<instance>`: two installations' Events are told apart. */
   private readonly component: string;
   constructor(
@@ -63,23 +72,29 @@ export class EventRecorder {
     this.log = log;
     this.instance = identity;
     this.component = instance ? `edge-operator/${instance}` : 'edge-operator';
-    this.windowMs = windowMs;
+    this.windowS = Math.ceil(windowMs / 1000);
+  }
+
+  /** Seconds since this recorder began: a small integer, kept inline in the dedupe map. */
+  private secondsAt(now: number): number {
+    return Math.floor((now - this.startedAt) / 1000);
   }
 
   /** Events sent to the API server (Kubernetes writes that are not the objects'). */
   onRecord?: (reason: string) => void;
 
   record(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    const key = `${obj.metadata.uid}|${reason}|${message}`;
+    const key = dedupeKey(obj.metadata.uid, reason, message);
     const now = Date.now();
+    const at = this.secondsAt(now);
     const last = this.recent.get(key);
-    if (last && now - last < this.windowMs) return;
-    this.recent.set(key, now);
+    if (last !== undefined && at - last < this.windowS) return;
+    this.recent.set(key, at);
     // expired keys pruned in one pass once there are many, and not again before their number
     // doubles: a bulk apply of tens of thousands of objects keeps every key within the window,
     // and a pass per Event made it cost the square of the objects
     if (this.recent.size > this.recentMax) {
-      for (const [k, t] of this.recent) if (now - t > this.windowMs) this.recent.delete(k);
+      for (const [k, t] of this.recent) if (at - t > this.windowS) this.recent.delete(k);
       this.recentMax = Math.max(RECENT_MAX, 2 * this.recent.size);
     }
     this.onRecord?.(reason);

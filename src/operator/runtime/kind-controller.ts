@@ -2,6 +2,7 @@
 // bulk observer (the installation's account), its engine and its work queue.
 import type { AnyBinding } from './binding.ts';
 import type { ObjectCache } from './cache.ts';
+import { listedConflictKey } from './conflicts.ts';
 import { managedResource } from './constants.ts';
 import { Engine } from './engine/index.ts';
 import type { EventRecorder } from './events.ts';
@@ -47,6 +48,7 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
     kind: b.kind,
     // the whole account's resources of the kind, at low budget priority
     list: (onPage) => b.api.list(d.api!, {}, { priority: 'low', onPage }),
+    conflictKey: listedConflictKey(b),
     log: d.log,
     metrics: d.metrics,
   });

@@ -1,6 +1,7 @@
 // What an informer keeps of each object it caches, at thousands of objects: the object without
 // its managedFields (often most of its size, and nothing here reads it; controller-runtime drops
 // it too), and one copy of the strings every object repeats.
+import { ID_ANNOTATION } from './constants.ts';
 import type { KubeObject } from './kube.ts';
 
 /**
@@ -41,13 +42,29 @@ export function leanObject(o: KubeObject): KubeObject {
     const f = o.metadata.finalizers;
     if (Array.isArray(f)) for (let i = 0; i < f.length; i++) if (typeof f[i] === 'string') f[i] = one(f[i]!);
   }
-  const conditions = (o.status as { conditions?: unknown } | undefined)?.conditions;
+  const status = o.status as Record<string, unknown> | undefined;
+  if (status && typeof status === 'object') {
+    share(status, 'account');
+    // the id annotation repeats status.id: one copy of it
+    const ann = o.metadata?.annotations;
+    if (ann && typeof status.id === 'string' && ann[ID_ANNOTATION] === status.id)
+      ann[ID_ANNOTATION] = status.id;
+  }
+  const conditions = status?.conditions;
+  // the conditions of one write share its time: one copy of it per object
+  let time: string | undefined;
   if (Array.isArray(conditions))
     for (const c of conditions)
       if (c && typeof c === 'object') {
-        share(c as Record<string, unknown>, 'type');
-        share(c as Record<string, unknown>, 'status');
-        share(c as Record<string, unknown>, 'reason');
+        const cond = c as Record<string, unknown>;
+        share(cond, 'type');
+        share(cond, 'status');
+        share(cond, 'reason');
+        const t = cond.lastTransitionTime;
+        if (typeof t === 'string') {
+          if (t === time) cond.lastTransitionTime = time;
+          else time = t;
+        }
       }
   return o;
 }

@@ -4,18 +4,37 @@
 // never waits behind it.
 import type { Logger } from 'pino';
 import type { RemoteBase } from './binding.ts';
+import { textDigest } from './engine/memo.ts';
 import type { Metrics } from './metrics.ts';
 
-export interface Listed {
-  remote: RemoteBase & Record<string, unknown>;
+/**
+ * A listed resource, kept between lists as its JSON text: at thousands of resources the parsed
+ * objects cost several times the text, and a resync compares fingerprints; only an object
+ * whose resource changed (or whose spec did) reads the resource itself.
+ */
+export class Listed {
   /** When the page holding it was sent (after waiting for budget): a write that finished before is reflected. */
-  at: number;
+  readonly at: number;
+  /** The resource's remoteDigest. */
+  readonly digest: string;
+  private readonly text: string;
+  constructor(remote: RemoteBase, at: number) {
+    this.text = JSON.stringify(remote);
+    this.digest = textDigest(this.text);
+    this.at = at;
+  }
+  /** A fresh copy of the resource as listed. */
+  get remote(): RemoteBase & Record<string, unknown> {
+    return JSON.parse(this.text) as RemoteBase & Record<string, unknown>;
+  }
 }
 
 export interface Snapshot {
   startedAt: number;
   completedAt: number;
   items: ReadonlyMap<string, Listed>;
+  /** The ids under each key the API keeps unique (a kind with one), indexed as the list came. */
+  byConflictKey?: ReadonlyMap<string, readonly string[]>;
 }
 
 export class Observer {
@@ -24,6 +43,8 @@ export class Observer {
   private readonly opts: {
     kind: string;
     list: (onPage: (sentAt: number) => void) => AsyncIterable<RemoteBase>;
+    /** What the API keeps unique for a resource of the kind, if it keeps anything. */
+    conflictKey?: (remote: RemoteBase) => string | undefined;
     log: Logger;
     metrics?: Metrics;
   };
@@ -51,13 +72,22 @@ export class Observer {
   private async take(): Promise<Snapshot | undefined> {
     const startedAt = Date.now();
     const items = new Map<string, Listed>();
+    const conflictKey = this.opts.conflictKey;
+    const byConflictKey = conflictKey && new Map<string, string[]>();
     // pages wait for low-priority budget, possibly for minutes: each item is as fresh as its page
     let pageAt = startedAt;
     try {
       for await (const r of this.opts.list((t) => {
         pageAt = t;
-      }))
-        items.set(r.id, { remote: r as RemoteBase & Record<string, unknown>, at: pageAt });
+      })) {
+        items.set(r.id, new Listed(r, pageAt));
+        if (byConflictKey) {
+          const k = conflictKey!(r);
+          const ids = k === undefined ? undefined : byConflictKey.get(k);
+          if (ids) ids.push(r.id);
+          else if (k !== undefined) byConflictKey.set(k, [r.id]);
+        }
+      }
     } catch (err) {
       // an incomplete list proves nothing about what is missing: keep the last one
       this.opts.log.warn({ kind: this.opts.kind, err: (err as Error).message }, 'bulk observation failed');
@@ -65,7 +95,7 @@ export class Observer {
       this.failing = true;
       return this.current;
     }
-    this.current = { startedAt, completedAt: Date.now(), items };
+    this.current = { startedAt, completedAt: Date.now(), items, byConflictKey };
     this.failing = false;
     this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'success' });
     this.opts.metrics?.observedResources.set({ kind: this.opts.kind }, items.size);

@@ -59,6 +59,12 @@ export class References {
     this.index(kind);
   }
 
+  /**
+   * One instance of each referenced key: the objects of a namespace all name its account, and
+   * a copy of the name per object costs more than the reference itself.
+   */
+  private readonly names = new Map<string, string>();
+
   /** Replaces what an object of `kind` references; returns what it referenced before. */
   set(kind: string, key: string, refs: string[]): string[] {
     const i = this.index(kind);
@@ -66,8 +72,17 @@ export class References {
     for (const r of before) {
       const deps = i.dependents.get(r);
       deps?.delete(key);
-      if (deps?.size === 0) i.dependents.delete(r);
+      if (deps?.size === 0) {
+        i.dependents.delete(r);
+        if (!this.referenced(r)) this.names.delete(r);
+      }
     }
+    refs = refs.map((r) => {
+      const held = this.names.get(r);
+      if (held !== undefined) return held;
+      this.names.set(r, r);
+      return r;
+    });
     i.refsOf.set(key, refs);
     for (const r of refs) {
       const s = i.dependents.get(r) ?? new Set<string>();

@@ -15,7 +15,7 @@ import type { KubeObject } from '../kube.ts';
 import type { Snapshot } from '../observer.ts';
 import { decodeMetadata, type Owner } from '../owner.ts';
 import { CONFLICT_RECHECK_MS } from './failure.ts';
-import { type LastSync, remoteDigest, statusDigest } from './memo.ts';
+import { type LastSync, statusDigest } from './memo.ts';
 import { type ModuleStep, planModules, planUpdate, type Stall, stallWith } from './plan-changes.ts';
 import type { Seen, Status, Wanted } from './types.ts';
 
@@ -144,7 +144,7 @@ export function unchanged(i: {
     const touched = i.lastRemoteWrite ?? 0;
     const listed = last.id ? snapshot.items.get(last.id) : undefined;
     if (!listed) return !(snapshot.startedAt > touched);
-    return listed.at <= touched || (last.remote !== undefined && remoteDigest(listed.remote) === last.remote);
+    return listed.at <= touched || (last.remote !== undefined && listed.digest === last.remote);
   }
   // the kind's next list is on its way: wait for it rather than read one by one
   if (bulk && !bulk.failing) return true;

@@ -6,6 +6,7 @@ import { ConflictKeys } from '../conflicts.ts';
 import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
+import type { Snapshot } from '../observer.ts';
 import { decodeMetadata } from '../owner.ts';
 import { call } from './failure.ts';
 import { type ConflictInput, needsOwnerState, ownerOf } from './plan.ts';
@@ -107,30 +108,11 @@ export async function readId(
  */
 export class ConflictReader {
   private readonly keys: ConflictKeys;
-  /** Each bulk list's resources by conflict key, indexed once per list (one list per account). */
-  private readonly remoteKeys = new WeakMap<object, Map<string, { id: string; remote: Remote }[]>>();
   private readonly base: EngineContext;
 
   constructor(ctx: EngineContext) {
     this.base = ctx;
     this.keys = new ConflictKeys(ctx.binding);
-  }
-
-  private remotesByKey(ctx: EngineContext): Map<string, { id: string; remote: Remote }[]> {
-    const { binding, opts } = ctx;
-    const snapshot = opts.observer?.latest;
-    if (!snapshot || !binding.conflict) return new Map();
-    let byKey = this.remoteKeys.get(snapshot);
-    if (!byKey) {
-      byKey = new Map();
-      for (const l of snapshot.items.values()) {
-        const remote = l.remote as Remote;
-        const k = binding.conflict.key(binding.fromRemote(remote));
-        byKey.set(k, [...(byKey.get(k) ?? []), { id: remote.id, remote }]);
-      }
-      this.remoteKeys.set(snapshot, byKey);
-    }
-    return byKey;
   }
 
   /** The candidates for the key this object wants; undefined when the kind keeps nothing unique. */
@@ -159,8 +141,16 @@ export class ConflictReader {
       // only the objects with the same key are asked for their account
       others: this.keys.holding(key).filter((o) => sameAccount(o.obj)),
       live: this.keys.live,
-      remotes: this.remotesByKey(ctx).get(key) ?? [],
+      remotes: listedUnder(opts.observer?.latest, key),
     };
+  }
+}
+
+/** The kind's listed resources under a conflict key (the list indexed them), read as needed. */
+function* listedUnder(snapshot: Snapshot | undefined, key: string) {
+  for (const id of snapshot?.byConflictKey?.get(key) ?? []) {
+    const listed = snapshot!.items.get(id);
+    if (listed) yield { id, remote: listed.remote as Remote };
   }
 }
 
