@@ -16,8 +16,15 @@ interface Named {
 
 export class ObjectCache {
   private readonly kinds = new Map<string, { binding: AnyBinding; informers: Informer[] }>();
-  /** Remote id -> the managed objects whose status holds it (one, unless someone wrote status). */
-  private readonly byId = new Map<string, Named[]>();
+  /**
+   * Remote id -> the managed object whose status holds it: one, unless someone wrote status
+   * (then all of them). One object, not a list of one, per id: thousands of ids.
+   */
+  private readonly byId = new Map<string, Named | Named[]>();
+  private holders(id: string): Named[] {
+    const h = this.byId.get(id);
+    return h === undefined ? [] : Array.isArray(h) ? h : [h];
+  }
   private readonly opts: {
     kube: Pick<Kube, 'get'>;
     references: References;
@@ -55,16 +62,22 @@ export class ObjectCache {
     this.changed.get(kind)?.add(keyAt(obj.metadata.namespace, obj.metadata.name));
     const id = (obj.status as { id?: string } | undefined)?.id;
     const oldId = (old?.status as { id?: string } | undefined)?.id;
-    const self: Named = { kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name };
-    const other = (o: Named) => o.kind !== kind || o.namespace !== self.namespace || o.name !== self.name;
-    const drop = (x: string) => {
-      const left = (this.byId.get(x) ?? []).filter(other);
-      if (left.length) this.byId.set(x, left);
+    const namespace = obj.metadata.namespace ?? '';
+    const name = obj.metadata.name;
+    const other = (o: Named) => o.kind !== kind || o.namespace !== namespace || o.name !== name;
+    const keep = (x: string, left: Named[]) => {
+      if (left.length > 1) this.byId.set(x, left);
+      else if (left.length) this.byId.set(x, left[0]!);
       else this.byId.delete(x);
     };
-    if (oldId && oldId !== id) drop(oldId);
-    if (id && type === 'delete') drop(id);
-    else if (id) this.byId.set(id, [...(this.byId.get(id) ?? []).filter(other), self]);
+    if (oldId && oldId !== id) keep(oldId, this.holders(oldId).filter(other));
+    if (id && type === 'delete') keep(id, this.holders(id).filter(other));
+    else if (id) {
+      const had = this.holders(id);
+      // most events of an object with an id leave it as it was: nothing to make
+      if (had.length === 1 && !other(had[0]!)) return;
+      keep(id, [...had.filter(other), { kind, namespace, name }]);
+    }
   }
 
   /**
@@ -74,9 +87,9 @@ export class ObjectCache {
   nameIds = (text: string, namespace: string): string =>
     text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
       // only objects the asking namespace may see: another tenant's object names stay unsaid
-      const o = this.byId
-        .get(id)
-        ?.find((x) => x.namespace === namespace || this.opts.sharedNamespaces?.includes(x.namespace));
+      const o = this.holders(id).find(
+        (x) => x.namespace === namespace || this.opts.sharedNamespaces?.includes(x.namespace),
+      );
       return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
     });
 
@@ -100,10 +113,10 @@ export class ObjectCache {
 
   /** An object in another namespace managing this id, unless that namespace is shared. */
   managedElsewhere = (id: string, ns: string): Named | undefined =>
-    this.byId.get(id)?.find((o) => o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace));
+    this.holders(id).find((o) => o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace));
 
   /** The object whose status holds this remote id, in any namespace. */
-  managerOf = (id: string): Named | undefined => this.byId.get(id)?.[0];
+  managerOf = (id: string): Named | undefined => this.holders(id)[0];
 
   /** What one kind's engine reads. */
   view(kind: string): EngineCache {

@@ -8,8 +8,11 @@ import type { PriorityCell } from '../../../api/rate-limiter.ts';
  * object): a bulk list showing the same resource as the last sync brings no news.
  */
 export const remoteDigest = (remote: unknown): string => textDigest(JSON.stringify(remote));
-/** The same fingerprint from the resource's JSON text. */
-export const textDigest = (json: string): string => hash('sha1', json, 'base64');
+/**
+ * The same fingerprint from the resource's JSON text: 72 bits of its SHA-1, twelve characters
+ * (a string that short is a copy, not a slice holding the whole digest), kept per object.
+ */
+export const textDigest = (json: string): string => hash('sha1', json, 'base64').slice(0, 12);
 
 /**
  * A status's fingerprint, the same way. kube-apiserver writes an object's keys in one order, so

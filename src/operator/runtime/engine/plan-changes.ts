@@ -61,6 +61,8 @@ export function updateEvent(obj: KubeObject, id: string, patch: Record<string, u
 /** One module change, in the binding's order: a PUT of its body or a DELETE. */
 export type ModuleStep = { name: string; put: Record<string, unknown> } | { name: string; delete: true };
 
+const NO_DIGESTS: Record<string, string> = Object.freeze({});
+
 /** The secret digests of the modules a spec wants (status.secretDigests). */
 export function digestsOf(
   binding: AnyBinding,
@@ -73,7 +75,8 @@ export function digestsOf(
     const d = body ? secretDigest(body, m.secretPaths, digestKey) : undefined;
     if (d) out[m.name] = d;
   }
-  return out;
+  // most objects have no secret: one empty record for all their memos
+  return Object.keys(out).length ? out : NO_DIGESTS;
 }
 
 /**
