@@ -39,3 +39,56 @@ describe('naming the ids of an API message', () => {
     expect(cache().nameIds(text, 'team-b')).toBe(text);
   });
 });
+
+describe('the object behind a remote id', () => {
+  type Step = ['add' | 'update' | 'delete', string, string, string | undefined, string?];
+  // [event, namespace, name, id now, id before] -> the manager named, then the one elsewhere
+  const cases: [string, Step[], string | undefined, string | undefined][] = [
+    ['one holder', [['add', 'team-a', 'shop', 'edghts_1']], 'team-a/shop', undefined],
+    [
+      'a second holder (a status someone wrote): both kept, the first named',
+      [
+        ['add', 'team-a', 'shop', 'edghts_1'],
+        ['add', 'team-b', 'copy', 'edghts_1'],
+      ],
+      'team-a/shop',
+      'team-b/copy',
+    ],
+    [
+      'the first lets go: the second is left',
+      [
+        ['add', 'team-a', 'shop', 'edghts_1'],
+        ['add', 'team-b', 'copy', 'edghts_1'],
+        ['update', 'team-a', 'shop', 'edghts_2', 'edghts_1'],
+      ],
+      'team-b/copy',
+      'team-b/copy',
+    ],
+    [
+      'an update that leaves the id: still its holder',
+      [
+        ['add', 'team-a', 'shop', 'edghts_1'],
+        ['update', 'team-a', 'shop', 'edghts_1', 'edghts_1'],
+      ],
+      'team-a/shop',
+      undefined,
+    ],
+    [
+      'deleted: no holder',
+      [
+        ['add', 'team-a', 'shop', 'edghts_1'],
+        ['delete', 'team-a', 'shop', 'edghts_1'],
+      ],
+      undefined,
+      undefined,
+    ],
+  ];
+  it.each(cases)('%s', (_, steps, manager, elsewhere) => {
+    const c = cache();
+    for (const [type, ns, name, id, before] of steps)
+      c.noteIds('HTTPSEdge', type, held(ns, name, id!), before ? held(ns, name, before) : undefined);
+    const named = (n?: { namespace: string; name: string }) => n && `${n.namespace}/${n.name}`;
+    expect(named(c.managerOf('edghts_1'))).toBe(manager);
+    expect(named(c.managedElsewhere('edghts_1', 'team-a'))).toBe(elsewhere);
+  });
+});

@@ -79,6 +79,9 @@ export const resourceUrl = (r: ResourcePath, namespace?: string, name?: string, 
     .filter(Boolean)
     .join('/');
 
+/** How long a request (not a watch) may wait for the API server's headers, and then between body chunks. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
 export class Kube {
   readonly target: KubeTarget;
   readonly server: string;
@@ -101,9 +104,13 @@ export class Kube {
       signal?: AbortSignal;
     } = {},
   ): Promise<T> {
-    const url = new URL(this.server + path);
-    for (const [k, v] of Object.entries(opts.query ?? {}))
-      if (v !== undefined) url.searchParams.set(k, String(v));
+    let url = this.server + path;
+    if (opts.query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(opts.query)) if (v !== undefined) q.set(k, String(v));
+      const qs = q.toString();
+      if (qs) url += `?${qs}`;
+    }
     const auth = await this.target.auth();
     const res = await request(url, {
       method: method as 'GET',
@@ -114,7 +121,11 @@ export class Kube {
       },
       body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
       dispatcher: auth.dispatcher,
-      signal: opts.signal ?? AbortSignal.timeout(30_000),
+      // undici's own timers, not an AbortSignal and its timer per request (the patches and
+      // Events of a bulk apply are thousands of requests)
+      signal: opts.signal,
+      headersTimeout: REQUEST_TIMEOUT_MS,
+      bodyTimeout: REQUEST_TIMEOUT_MS,
     });
     const text = await res.body.text();
     this.onRequest?.(method, res.statusCode);
