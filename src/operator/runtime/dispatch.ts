@@ -11,6 +11,26 @@ import { isAccountRef, type References, referencesOf, refOf } from './references
 import type { SecretStore } from './secrets.ts';
 import type { Controller } from './worker.ts';
 
+/**
+ * Whether an informer event leaves what the object references as it was. References come from
+ * the spec (and namespace): a write that left the generation as it was (status, annotations,
+ * the finalizer, most of a bulk apply's events) references what it did. Not an object deleted
+ * and made again while the watch was away (a relist's update: the same generation, another
+ * uid and spec).
+ */
+export function referencesKept(
+  type: 'add' | 'update' | 'delete',
+  obj: KubeObject,
+  old?: KubeObject,
+): boolean {
+  return (
+    type === 'update' &&
+    obj.metadata.generation !== undefined &&
+    obj.metadata.generation === old?.metadata.generation &&
+    obj.metadata.uid === old.metadata.uid
+  );
+}
+
 export class Dispatch {
   private readonly o: {
     controllers: ReadonlyMap<string, Controller>;
@@ -44,16 +64,8 @@ export class Dispatch {
   onEvent(c: Controller, type: 'add' | 'update' | 'delete', obj: KubeObject, old?: KubeObject): void {
     this.o.cache.noteIds(c.binding.kind, type, obj, old);
     if (c.binding.conflict) this.noteConflict(c.binding.kind, type, obj);
-    // keep the reverse index of references current. They come from the spec (and namespace):
-    // a write that left the generation as it was (status, annotations, the finalizer, most of a
-    // bulk apply's events) references what it did. Not an object deleted and made again while
-    // the watch was away (a relist's update: the same generation, another uid and spec)
-    const sameSpec =
-      type === 'update' &&
-      obj.metadata.generation !== undefined &&
-      obj.metadata.generation === old?.metadata.generation &&
-      obj.metadata.uid === old.metadata.uid;
-    if (!sameSpec) {
+    // keep the reverse index of references current
+    if (!referencesKept(type, obj, old)) {
       const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
       const before = this.o.references.set(c.binding.kind, keyOf(obj), refs);
       this.released(before, refs);
