@@ -36,7 +36,6 @@ export interface InformerOptions {
   transform?: (o: KubeObject) => KubeObject;
 }
 
-/** An object's cache and queue key: `namespace/name` (just the name for a cluster-scoped object). */
 /**
  * One instance of each cached object's key, shared by every map that keys the object (the
  * caches, the memos, the references, the conflict index, the queues): a key built anew is a
@@ -55,6 +54,7 @@ function holdKey(k: string): string {
   return held;
 }
 
+/** An object's cache and queue key: `namespace/name` (just the name for a cluster-scoped object). */
 export const keyOf = (o: { metadata: { namespace?: string; name: string } }) => {
   const k = o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : o.metadata.name;
   return keys.get(k) ?? k;
