@@ -130,6 +130,31 @@ const httpByRequire: Plugin = {
   },
 };
 
+/**
+ * prom-client's index loads its cluster aggregator, Summary and Pushgateway (and with it
+ * Node's zlib), which the operator never uses. This module in its place exports what the
+ * application imports, from prom-client's own files; an import of any other name fails the
+ * build. (Node's cluster, child_process and dgram modules load anyway: net's listen() asks
+ * whether the process is a cluster worker; dns with the first connection by host name.)
+ */
+const promClientUsedOnly: Plugin = {
+  name: 'prom-client-used-only',
+  setup(b) {
+    b.onResolve({ filter: /^prom-client$/ }, () => ({ path: 'prom-client', namespace: 'prom-client-used' }));
+    b.onLoad({ filter: /.*/, namespace: 'prom-client-used' }, () => ({
+      resolveDir: join(root, 'node_modules/prom-client'),
+      loader: 'js',
+      contents: `
+export { default as Registry } from './lib/registry';
+export { default as Counter } from './lib/counter';
+export { default as Gauge } from './lib/gauge';
+export { default as Histogram } from './lib/histogram';
+export { default as collectDefaultMetrics } from './lib/defaultMetrics';
+`,
+    }));
+  },
+};
+
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   entryPoints: { edgectl: join(root, 'src/cli/edgectl.ts') },
@@ -158,7 +183,7 @@ const result = await build({
     js: "import { createRequire as __edgeRequire } from 'node:module'; const require = __edgeRequire(import.meta.url);",
   },
   logLevel: 'warning',
-  plugins: [generatedApisAreUnused, undiciDispatcherOnly, zodEnglishOnly, httpByRequire],
+  plugins: [generatedApisAreUnused, undiciDispatcherOnly, zodEnglishOnly, httpByRequire, promClientUsedOnly],
 });
 // what each chunk holds, for a look at what the operator's process loads (kept out of the image)
 if (process.env.EDGE_BUNDLE_METAFILE)
