@@ -3,7 +3,7 @@
 // Node process started with the same flags in the same run: what the application itself costs.
 // At start (informers synced, nothing to manage) and, with --n, with that many objects of every
 // kind converged and one resync behind them.
-// Usage: npm run bench:lean [-- --n 1000] [--runs 3] [--samples 5] [--name lean-before]
+// Usage: npm run bench:lean [-- --n 1000] [--runs 3] [--samples 5] [--name lean-before] [--last-applied]
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +24,8 @@ const { values } = parseArgs({
     /** a heap snapshot of the operator once measured, into the directory its Node flags name:
      * EDGE_OPERATOR_NODE_ARGS='--max-old-space-size=384 --heapsnapshot-signal=SIGUSR2 --diagnostic-dir=DIR' */
     'heap-snapshot': { type: 'boolean', default: false },
+    /** the objects carry kubectl's last-applied annotation, as `kubectl apply` and Argo CD's default sync write them */
+    'last-applied': { type: 'boolean', default: false },
   },
 });
 const N = Number(values.n);
@@ -123,7 +125,14 @@ try {
     if (N) {
       const tracker = readyTracker(w.kube, w.ns);
       await tracker.synced;
-      await createAll(w.kube, mixedObjects(N, w.ns), 16);
+      const objects = mixedObjects(N, w.ns);
+      if (values['last-applied'])
+        for (const o of objects)
+          o.metadata.annotations = {
+            ...o.metadata.annotations,
+            'kubectl.kubernetes.io/last-applied-configuration': `${JSON.stringify(o)}\n`,
+          };
+      await createAll(w.kube, objects, 16);
       await tracker.all(N, 30 * 60_000);
       await tracker.allRecorded(N, 10 * 60_000);
       tracker.stop();
@@ -168,6 +177,7 @@ try {
       ...(N
         ? {
             n: N,
+            last_applied_annotation: values['last-applied'],
             rss_converged_mib: converged,
             rss_after_resync_mib: afterResync,
             per_object_kib: round(((afterResync! - atStart) * 1024) / N),

@@ -1,5 +1,6 @@
 // What an informer caches of an object: the object as the API server sent it, without its
-// managedFields, nothing else changed (the engine compares status with what it last wrote).
+// managedFields and kubectl's last-applied annotation, nothing else changed (the engine compares
+// status with what it last wrote).
 import { describe, expect, it } from 'vitest';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { leanObject } from '../../src/operator/runtime/lean-object.ts';
@@ -41,6 +42,20 @@ describe('the object an informer caches', () => {
   it('adds no field an object does not have (a condition without a reason stays without)', () => {
     const got = leanObject(fromServer());
     expect(Object.keys((got.status as { conditions: object[] }).conditions[0]!)).not.toContain('reason');
+  });
+
+  it("drops kubectl's last-applied annotation (a copy of the object as applied) and keeps the others", () => {
+    const o = fromServer();
+    const applied = JSON.stringify({ apiVersion: o.apiVersion, kind: o.kind, spec: o.spec });
+    o.metadata.annotations = {
+      'edge.tunnel.dev/id': 'edghts_1',
+      'kubectl.kubernetes.io/last-applied-configuration': applied,
+      'team.example.com/owner': 'shop',
+    };
+    expect(leanObject(o).metadata.annotations).toStrictEqual({
+      'edge.tunnel.dev/id': 'edghts_1',
+      'team.example.com/owner': 'shop',
+    });
   });
 
   it('takes an object without metadata fields it shares (a metadata-only list item)', () => {

@@ -1,7 +1,12 @@
 // What an informer keeps of each object it caches, at thousands of objects: the object without
 // its managedFields (often most of its size, and nothing here reads it; controller-runtime drops
-// it too), and one copy of the strings every object repeats.
+// it too) and without kubectl's last-applied annotation (a second copy of the object as the user
+// applied it, on every object that `kubectl apply` or Argo CD's default sync wrote; nothing here
+// reads it either), and one copy of the strings every object repeats.
 import { ID_ANNOTATION } from './constants.ts';
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
 import type { KubeObject } from './kube.ts';
 
 /**
@@ -25,9 +30,10 @@ const share = (o: Record<string, unknown>, k: string) => {
 };
 
 /**
- * The object as cached: managedFields dropped by copying the metadata without it (a `delete`
- * turns the metadata into a dictionary-mode object, 450 bytes more per cached object), the
- * common strings shared. Mutates and returns `o`, which no one else holds yet.
+ * The object as cached: managedFields and the last-applied annotation dropped by copying what
+ * held them without them (a `delete` turns an object into a dictionary-mode one, 450 bytes more
+ * per cached object), the common strings shared. Mutates and returns `o`, which no one else
+ * holds yet.
  */
 export function leanObject(o: KubeObject): KubeObject {
   share(o, 'apiVersion');
@@ -37,6 +43,11 @@ export function leanObject(o: KubeObject): KubeObject {
     if ('managedFields' in m) {
       const { managedFields: _, ...rest } = m as typeof m & { managedFields?: unknown };
       o.metadata = rest;
+    }
+    const ann = o.metadata.annotations;
+    if (ann && LAST_APPLIED in ann) {
+      const { [LAST_APPLIED]: _, ...rest } = ann;
+      o.metadata.annotations = rest;
     }
     share(o.metadata as unknown as Record<string, unknown>, 'namespace');
     const f = o.metadata.finalizers;

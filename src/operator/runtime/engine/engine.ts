@@ -122,14 +122,10 @@ export class Engine implements EngineContext {
       // the cache has not seen the status write yet: next round
       if (statusOf(cached).id !== id) continue;
       try {
-        // patchMeta replaces the copy's metadata, never changes it: a shallow copy keeps the cache intact
-        await execute.patchMeta(
-          this,
-          { ...cached },
-          {
-            annotations: { [ID_ANNOTATION]: id, [CREATE_PENDING_ANNOTATION]: null },
-          },
-        );
+        const annotations = { [ID_ANNOTATION]: id, [CREATE_PENDING_ANNOTATION]: null };
+        // patchMeta replaces the copy's metadata and changes nothing inside it: a shallow copy
+        // keeps the cache intact
+        await execute.patchMeta(this, { ...cached }, { annotations });
         memo.idToRecord = undefined;
         written++;
       } catch (err) {
