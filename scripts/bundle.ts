@@ -2,7 +2,7 @@
 // (the emulator and its server framework, the local control plane), so the image carries no
 // node_modules and the operator loads only the code it runs.
 // Usage: node scripts/bundle.ts [outdir]   (default: bundle/)
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
@@ -155,7 +155,10 @@ export { default as collectDefaultMetrics } from './lib/defaultMetrics';
   },
 };
 
-rmSync(outdir, { recursive: true, force: true });
+// the last build's files go (chunk names change with their contents); folders stay: the
+// benchmarks run a previous commit's bundle from bundle/before/
+if (existsSync(outdir))
+  for (const f of readdirSync(outdir, { withFileTypes: true })) if (f.isFile()) rmSync(join(outdir, f.name));
 const result = await build({
   entryPoints: { edgectl: join(root, 'src/cli/edgectl.ts') },
   outdir,
