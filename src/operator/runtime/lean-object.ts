@@ -4,10 +4,9 @@
 // applied it, on every object that `kubectl apply` or Argo CD's default sync wrote; nothing here
 // reads it either), and one copy of the strings every object repeats.
 import { ID_ANNOTATION } from './constants.ts';
+import type { KubeObject } from './kube.ts';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-
-import type { KubeObject } from './kube.ts';
 
 /**
  * JSON.parse gives each object its own copy of every string value: the API version, the kind,
