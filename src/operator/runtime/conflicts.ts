@@ -4,6 +4,8 @@
 // (resources made outside the cluster). Deciding is `findConflict` (pure); the engine turns a
 // conflict into Stalled/Conflict and looks again shortly, spending no API call on it.
 import type { AnyBinding, RemoteBase, ResolveRef } from './binding.ts';
+import { textDigest } from './engine/memo.ts';
+import { type Holders, holdersOf, withHolder, withoutHolder } from './holders.ts';
 import { keyOf } from './informer.ts';
 import type { KubeObject } from './kube.ts';
 import { decodeMetadata } from './owner.ts';
@@ -18,6 +20,13 @@ export interface Candidate {
   obj: KubeObject;
   key: string;
 }
+
+/**
+ * What the indexes keep of a conflict key: its 72-bit fingerprint. A key is built from the
+ * desired resource (an SSH credential's is its whole public key, a route's a chain of
+ * concatenations), and the indexes keep one per object and one per listed resource.
+ */
+export const indexKey = (key: string): string => textDigest(key);
 
 /**
  * The conflict keys of the objects of a kind that hold their remote resource, recomputed only
@@ -36,8 +45,8 @@ export class ConflictKeys {
   >();
   /** The objects as they are now (the cache's look-up, or the list `of` was given). */
   private lookup: (key: string) => KubeObject | undefined = () => undefined;
-  /** Conflict key -> the object keys holding it. */
-  private readonly byKey = new Map<string, Set<string>>();
+  /** Conflict key (its indexKey) -> the object keys holding it. */
+  private readonly byKey = new Map<string, Holders>();
   /** uids of every object of the kind in the cache (holding an id or not), and each object's. */
   private readonly uids = new Set<string>();
   private readonly uidOf = new Map<string, string>();
@@ -46,16 +55,14 @@ export class ConflictKeys {
     this.binding = binding;
   }
 
-  /** Every object of the kind at once; returns every candidate (tests, and a cache without a change feed). */
-  of(objects: KubeObject[], ref: (o: KubeObject) => ResolveRef): Candidate[] {
+  /** Every object of the kind at once (tests, and a cache without a change feed). */
+  of(objects: KubeObject[], ref: (o: KubeObject) => ResolveRef): this {
     const live = new Map(objects.map((o) => [keyOf(o), o]));
     this.lookup = (k) => live.get(k);
     for (const k of [...this.byObject.keys()]) if (!live.has(k)) this.set(k, undefined, ref);
     for (const k of [...this.uidOf.keys()]) if (!live.has(k)) this.set(k, undefined, ref);
     for (const [k, obj] of live) this.set(k, obj, ref);
-    return [...this.byObject].flatMap(([k, e]) =>
-      e.key === undefined ? [] : [{ obj: live.get(k)!, key: e.key }],
-    );
+    return this;
   }
 
   /** The objects whose keys changed (added, updated or gone: `get` says which). */
@@ -71,7 +78,7 @@ export class ConflictKeys {
   /** The objects holding a conflict key. */
   holding(key: string): Candidate[] {
     const out: Candidate[] = [];
-    for (const k of this.byKey.get(key) ?? []) {
+    for (const k of holdersOf(this.byKey.get(indexKey(key)))) {
       const obj = this.byObject.has(k) ? this.lookup(k) : undefined;
       if (obj) out.push({ obj, key });
     }
@@ -106,22 +113,21 @@ export class ConflictKeys {
     if (!obj || !id) return;
     const key = this.keyOf(obj, ref(obj));
     this.byObject.set(k, { uid, generation, id, key });
-    if (key !== undefined) {
-      const holders = this.byKey.get(key) ?? new Set();
-      this.byKey.set(key, holders.add(k));
-    }
+    if (key !== undefined) this.byKey.set(key, withHolder(this.byKey.get(key), k));
   }
 
   private unindex(k: string, key: string | undefined): void {
     if (key === undefined) return;
-    const holders = this.byKey.get(key);
-    holders?.delete(k);
-    if (holders && !holders.size) this.byKey.delete(key);
+    const left = withoutHolder(this.byKey.get(key), k);
+    if (left === undefined) this.byKey.delete(key);
+    else this.byKey.set(key, left);
   }
 
+  /** The object's conflict key as indexed (indexKey). */
   private keyOf(obj: KubeObject, ref: ResolveRef): string | undefined {
+    const c = this.binding.conflict;
     try {
-      return this.binding.conflict?.key(this.binding.desired(obj.spec ?? {}, ref));
+      return c && indexKey(c.key(this.binding.desired(obj.spec ?? {}, ref)));
     } catch {
       // a reference not resolved yet: no key to collide with
       return undefined;
@@ -129,7 +135,10 @@ export class ConflictKeys {
   }
 }
 
-/** A listed resource's conflict key, for the kind's bulk list to index (none for a shape it cannot read). */
+/**
+ * A listed resource's conflict key as indexed (indexKey), for the kind's bulk list to index
+ * (none for a shape it cannot read).
+ */
 export function listedConflictKey(
   binding: AnyBinding,
 ): ((remote: RemoteBase) => string | undefined) | undefined {
@@ -137,7 +146,7 @@ export function listedConflictKey(
   if (!c) return undefined;
   return (remote) => {
     try {
-      return c.key(binding.fromRemote(remote as never));
+      return indexKey(c.key(binding.fromRemote(remote as never)));
     } catch {
       return undefined;
     }

@@ -2,7 +2,7 @@
 // its managedFields (often most of its size, and nothing here reads it; controller-runtime drops
 // it too) and without kubectl's last-applied annotation (a second copy of the object as the user
 // applied it, on every object that `kubectl apply` or Argo CD's default sync wrote; nothing here
-// reads it either), and one copy of the strings every object repeats.
+// reads it either), and one copy of the strings many objects repeat.
 import { ID_ANNOTATION } from './constants.ts';
 import type { KubeObject } from './kube.ts';
 
@@ -10,8 +10,10 @@ const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /**
  * JSON.parse gives each object its own copy of every string value: the API version, the kind,
- * the namespace, the finalizer, the Ready condition's words. One copy of each is kept here, only
- * for those fields (their values are few: a name or an id would only fill the table).
+ * the namespace, the finalizer, the Ready condition's words, and the times to the second (a bulk
+ * apply creates hundreds of objects a second; an object's creation, its resource's and its
+ * Ready condition's are often one second). One copy of each is kept here, only for those fields
+ * (their values are few: a name or an id would only fill the table).
  */
 const common = new Map<string, string>();
 const one = (s: string): string => {
@@ -49,20 +51,20 @@ export function leanObject(o: KubeObject): KubeObject {
       o.metadata.annotations = rest;
     }
     share(o.metadata as unknown as Record<string, unknown>, 'namespace');
+    share(o.metadata as unknown as Record<string, unknown>, 'creationTimestamp');
     const f = o.metadata.finalizers;
     if (Array.isArray(f)) for (let i = 0; i < f.length; i++) if (typeof f[i] === 'string') f[i] = one(f[i]!);
   }
   const status = o.status as Record<string, unknown> | undefined;
   if (status && typeof status === 'object') {
     share(status, 'account');
+    share(status, 'createdAt');
     // the id annotation repeats status.id: one copy of it
     const ann = o.metadata?.annotations;
     if (ann && typeof status.id === 'string' && ann[ID_ANNOTATION] === status.id)
       ann[ID_ANNOTATION] = status.id;
   }
   const conditions = status?.conditions;
-  // the conditions of one write share its time: one copy of it per object
-  let time: string | undefined;
   if (Array.isArray(conditions))
     for (const c of conditions)
       if (c && typeof c === 'object') {
@@ -70,11 +72,7 @@ export function leanObject(o: KubeObject): KubeObject {
         share(cond, 'type');
         share(cond, 'status');
         share(cond, 'reason');
-        const t = cond.lastTransitionTime;
-        if (typeof t === 'string') {
-          if (t === time) cond.lastTransitionTime = time;
-          else time = t;
-        }
+        share(cond, 'lastTransitionTime');
       }
   return o;
 }

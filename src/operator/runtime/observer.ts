@@ -4,7 +4,9 @@
 // never waits behind it.
 import type { Logger } from 'pino';
 import type { RemoteBase } from './binding.ts';
+import { indexKey } from './conflicts.ts';
 import { textDigest } from './engine/memo.ts';
+import { type Holders, holdersOf, withHolder } from './holders.ts';
 import type { Metrics } from './metrics.ts';
 
 /**
@@ -33,9 +35,13 @@ export interface Snapshot {
   startedAt: number;
   completedAt: number;
   items: ReadonlyMap<string, Listed>;
-  /** The ids under each key the API keeps unique (a kind with one), indexed as the list came. */
-  byConflictKey?: ReadonlyMap<string, readonly string[]>;
+  /** The ids under each key the API keeps unique (a kind with one; by its indexKey), in list order. */
+  byConflictKey?: ReadonlyMap<string, Holders>;
 }
+
+/** The ids of the listed resources holding a conflict key. */
+export const idsUnder = (snapshot: Snapshot | undefined, key: string): Iterable<string> =>
+  holdersOf(snapshot?.byConflictKey?.get(indexKey(key)));
 
 export class Observer {
   private current?: Snapshot;
@@ -73,7 +79,7 @@ export class Observer {
     const startedAt = Date.now();
     const items = new Map<string, Listed>();
     const conflictKey = this.opts.conflictKey;
-    const byConflictKey = conflictKey && new Map<string, string[]>();
+    const byConflictKey = conflictKey && new Map<string, Holders>();
     // pages wait for low-priority budget, possibly for minutes: each item is as fresh as its page
     let pageAt = startedAt;
     try {
@@ -83,9 +89,7 @@ export class Observer {
         items.set(r.id, new Listed(r, pageAt));
         if (byConflictKey) {
           const k = conflictKey!(r);
-          const ids = k === undefined ? undefined : byConflictKey.get(k);
-          if (ids) ids.push(r.id);
-          else if (k !== undefined) byConflictKey.set(k, [r.id]);
+          if (k !== undefined) byConflictKey.set(k, withHolder(byConflictKey.get(k), r.id));
         }
       }
     } catch (err) {

@@ -2,6 +2,7 @@
 // a Secret, so a change to it re-queues them and a delete waits while they use it.
 import { DEFAULT_ACCOUNT_NAME } from './accounts/resolve.ts';
 import type { AnyBinding } from './binding.ts';
+import { type Holders, holdersOf, withHolder, withoutHolder } from './holders.ts';
 import type { KubeObject } from './kube.ts';
 
 /** An object by kind, namespace and name: `Kind/namespace/name`. */
@@ -36,10 +37,13 @@ export function referencesOf(binding: AnyBinding, obj: KubeObject): string[] {
 
 interface KindIndex {
   /** A referenced object -> keys of this kind's objects that reference it. */
-  dependents: Map<string, Set<string>>;
-  /** An object's key -> what it references. */
-  refsOf: Map<string, string[]>;
+  dependents: Map<string, Holders>;
+  /** An object's key -> what it references (the one reference itself when it has one: its account). */
+  refsOf: Map<string, string | string[]>;
 }
+
+const asList = (r: string | string[] | undefined): string[] =>
+  r === undefined ? [] : typeof r === 'string' ? [r] : r;
 
 export class References {
   /** Per referring kind, in the order the kinds were added. */
@@ -68,14 +72,11 @@ export class References {
   /** Replaces what an object of `kind` references; returns what it referenced before. */
   set(kind: string, key: string, refs: string[]): string[] {
     const i = this.index(kind);
-    const before = i.refsOf.get(key) ?? [];
+    const before = asList(i.refsOf.get(key));
     for (const r of before) {
-      const deps = i.dependents.get(r);
-      deps?.delete(key);
-      if (deps?.size === 0) {
-        i.dependents.delete(r);
-        if (!this.referenced(r)) this.names.delete(r);
-      }
+      const left = withoutHolder(i.dependents.get(r), key);
+      if (left !== undefined) i.dependents.set(r, left);
+      else if (i.dependents.delete(r) && !this.referenced(r)) this.names.delete(r);
     }
     refs = refs.map((r) => {
       const held = this.names.get(r);
@@ -83,12 +84,8 @@ export class References {
       this.names.set(r, r);
       return r;
     });
-    i.refsOf.set(key, refs);
-    for (const r of refs) {
-      const s = i.dependents.get(r) ?? new Set<string>();
-      i.dependents.set(r, s);
-      s.add(key);
-    }
+    i.refsOf.set(key, refs.length === 1 ? refs[0]! : refs);
+    for (const r of refs) i.dependents.set(r, withHolder(i.dependents.get(r), key));
     return before;
   }
 
@@ -107,8 +104,7 @@ export class References {
     // loops, not spreads: this runs for every object created and every id recorded
     const out: { kind: string; key: string }[] = [];
     for (const [kind, i] of this.kinds) {
-      const keys = i.dependents.get(ref);
-      if (keys) for (const key of keys) out.push({ kind, key });
+      for (const key of holdersOf(i.dependents.get(ref))) out.push({ kind, key });
     }
     return out;
   }

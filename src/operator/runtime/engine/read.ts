@@ -6,7 +6,7 @@ import { ConflictKeys } from '../conflicts.ts';
 import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
-import type { Snapshot } from '../observer.ts';
+import { idsUnder, type Snapshot } from '../observer.ts';
 import { decodeMetadata } from '../owner.ts';
 import { call } from './failure.ts';
 import { type ConflictInput, needsOwnerState, ownerOf } from './plan.ts';
@@ -148,7 +148,7 @@ export class ConflictReader {
 
 /** The kind's listed resources under a conflict key (the list indexed them), read as needed. */
 function* listedUnder(snapshot: Snapshot | undefined, key: string) {
-  for (const id of snapshot?.byConflictKey?.get(key) ?? []) {
+  for (const id of idsUnder(snapshot, key)) {
     const listed = snapshot!.items.get(id);
     if (listed) yield { id, remote: listed.remote as Remote };
   }
