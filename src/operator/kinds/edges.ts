@@ -16,6 +16,27 @@ import {
 } from './shared-fields.ts';
 
 type Hosts = { hostports: string[] };
+
+/**
+ * An HTTPS edge as this kind keeps it: without its routes, which are HTTPSEdgeRoute objects'
+ * own resources (that kind observes them from the same list). Each listed edge is kept until
+ * the next list, with its routes a copy of every route; and a route's change is no news for
+ * its edge.
+ */
+type HEdge = Omit<HRemote, 'routes'>;
+const withoutRoutes = ({ routes: _, ...edge }: HRemote): HEdge => edge;
+const httpsEdgeApi = (() => {
+  const api = crudApi((c) => c.httpsEdges);
+  return {
+    ...api,
+    create: async (...a: Parameters<typeof api.create>) => withoutRoutes(await api.create(...a)),
+    get: async (...a: Parameters<typeof api.get>) => withoutRoutes(await api.get(...a)),
+    update: async (...a: Parameters<typeof api.update>) => withoutRoutes(await api.update(...a)),
+    list: async function* (...a: Parameters<typeof api.list>) {
+      for await (const e of api.list(...a)) yield withoutRoutes(e);
+    },
+  };
+})();
 /** What the three edge kinds share: hostports in spec and status. */
 const edgeBase = {
   status: z.object({ hostports: z.array(z.string()).optional() }),
@@ -32,7 +53,7 @@ const HTTPSSpec = z.object({
   hostports: Hostports,
   tlsTermination: httpsTLSTermination.crd,
 });
-export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts>({
+export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HEdge, Hosts>({
   kind: 'HTTPSEdge',
   plural: 'httpsedges',
   shortNames: ['edgehttps'],
@@ -46,7 +67,7 @@ export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HRemote, Hosts
       (c) => c.httpsEdgeModules.tls_termination,
     ),
   ],
-  api: crudApi((c) => c.httpsEdges),
+  api: httpsEdgeApi,
   exportSpec: (r, x) =>
     compact({ ...hostportsSpec(r), tlsTermination: httpsTLSTermination.spec(r.tls_termination, x) }),
 });
