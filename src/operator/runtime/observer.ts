@@ -19,10 +19,20 @@ export class Listed {
   readonly at: number;
   /** The resource's remoteDigest. */
   readonly digest: string;
+  /** The id as the map of the list holding it keys it. */
+  readonly id: string;
   private readonly text: string;
-  constructor(remote: RemoteBase, at: number) {
-    this.text = JSON.stringify(remote);
-    this.digest = textDigest(this.text);
+  /**
+   * `previous`: the same resource in the last list. Unchanged since (almost every resource, at
+   * every resync), its instances are kept and the new ones die young: a resync of thousands
+   * of resources no longer leaves a second copy of each for the old generation to collect.
+   */
+  constructor(remote: RemoteBase, at: number, previous?: Listed) {
+    const text = JSON.stringify(remote);
+    const same = previous !== undefined && previous.text === text;
+    this.text = same ? previous.text : text;
+    this.digest = same ? previous.digest : textDigest(text);
+    this.id = same ? previous.id : remote.id;
     this.at = at;
   }
   /** A fresh copy of the resource as listed. */
@@ -86,10 +96,11 @@ export class Observer {
       for await (const r of this.opts.list((t) => {
         pageAt = t;
       })) {
-        items.set(r.id, new Listed(r, pageAt));
+        const listed = new Listed(r, pageAt, this.current?.items.get(r.id));
+        items.set(listed.id, listed);
         if (byConflictKey) {
           const k = conflictKey!(r);
-          if (k !== undefined) byConflictKey.set(k, withHolder(byConflictKey.get(k), r.id));
+          if (k !== undefined) byConflictKey.set(k, withHolder(byConflictKey.get(k), listed.id));
         }
       }
     } catch (err) {
