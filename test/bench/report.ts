@@ -11,9 +11,16 @@ export const machine = () => ({
   node: process.version,
 });
 
+/** HEAD, and `+changes` when what the operator is built from differs from it (an uncommitted tree ran). */
 export const commit = () => {
   try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const changed = execFileSync(
+      'git',
+      ['status', '--porcelain', '--', 'src', 'scripts', 'package.json', 'package-lock.json', 'Dockerfile'],
+      { encoding: 'utf8' },
+    ).trim();
+    return changed ? `${head}+changes` : head;
   } catch {
     return undefined;
   }
