@@ -55,7 +55,7 @@ function check(
     key,
     holds,
     selfId: (self.status as { id?: string } | undefined)?.id,
-    others: new ConflictKeys(RULE).of(all, () => () => 'unused').holding(key),
+    others: new ConflictKeys(RULE).of(all, () => () => 'unused').holding(key, () => () => 'unused'),
     live: new Set(all.map((o) => o.metadata.uid!)),
     remotes,
     clusterId: CLUSTER,
@@ -193,7 +193,7 @@ describe('findConflict', () => {
     );
     expect(
       keys
-        .holding(keyOf('10.0.0.0/8'))
+        .holding(keyOf('10.0.0.0/8'), () => () => '')
         .map((c) => c.obj.metadata.name)
         .sort(),
     ).toEqual(['a', 'b']);
@@ -203,8 +203,8 @@ describe('findConflict', () => {
       (k) => byKey.get(k),
       () => () => '',
     );
-    expect(keys.holding(keyOf('10.0.0.0/8')).map((c) => c.obj.metadata.name)).toEqual(['a']);
-    expect(keys.holding(keyOf('10.2.0.0/16')).map((c) => c.obj.metadata.name)).toEqual(['b']);
+    expect(keys.holding(keyOf('10.0.0.0/8'), () => () => '').map((c) => c.obj.metadata.name)).toEqual(['a']);
+    expect(keys.holding(keyOf('10.2.0.0/16'), () => () => '').map((c) => c.obj.metadata.name)).toEqual(['b']);
     expect(keys.live.has(a.metadata.uid!)).toBe(true);
     byKey.delete('team/a');
     keys.update(
@@ -212,8 +212,26 @@ describe('findConflict', () => {
       (k) => byKey.get(k),
       () => () => '',
     );
-    expect(keys.holding(keyOf('10.0.0.0/8'))).toEqual([]);
+    expect(keys.holding(keyOf('10.0.0.0/8'), () => () => '')).toEqual([]);
     expect(keys.live.has(a.metadata.uid!)).toBe(false);
+  });
+
+  it('a holder whose key changed with what it references is no candidate for its old key', () => {
+    // the rules name their policy; the policy was made again under a new id, the rules not yet synced
+    const byRef = (name: string, cidr: string): KubeObject => {
+      const o = rule(name, cidr, { id: `ipr_${name}` });
+      o.spec = { ipPolicyRef: { name: 'office' }, cidr, action: 'allow' };
+      return o;
+    };
+    const keys = new ConflictKeys(RULE).of([byRef('a', '10.0.0.0/8')], () => () => 'ipp_old');
+    const key = (policy: string) =>
+      RULE.conflict!.key(
+        RULE.desired({ ipPolicyID: policy, cidr: '10.0.0.0/8', action: 'allow' } as never, () => ''),
+      );
+    expect(keys.holding(key('ipp_old'), () => () => 'ipp_old').map((c) => c.obj.metadata.name)).toEqual([
+      'a',
+    ]);
+    expect(keys.holding(key('ipp_old'), () => () => 'ipp_new')).toEqual([]);
   });
 
   it('names the object as the cache holds it now, not as it was when its key was computed', () => {
@@ -234,7 +252,7 @@ describe('findConflict', () => {
     };
     cache.set('team/a', later);
     const key = RULE.conflict!.key(RULE.desired(a.spec as never, () => ''));
-    expect(keys.holding(key).map((c) => c.obj)).toEqual([later]);
+    expect(keys.holding(key, () => () => '').map((c) => c.obj)).toEqual([later]);
   });
 });
 

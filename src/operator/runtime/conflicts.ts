@@ -75,12 +75,16 @@ export class ConflictKeys {
     for (const k of changed) this.set(k, get(k), ref);
   }
 
-  /** The objects holding a conflict key. */
-  holding(key: string): Candidate[] {
+  /**
+   * The objects holding a conflict key. The index finds them by fingerprint; each one's key is
+   * computed again (only objects sharing a fingerprint are: a conflict, or one key in two
+   * accounts), so the key itself decides.
+   */
+  holding(key: string, ref: (o: KubeObject) => ResolveRef): Candidate[] {
     const out: Candidate[] = [];
     for (const k of holdersOf(this.byKey.get(indexKey(key)))) {
       const obj = this.byObject.has(k) ? this.lookup(k) : undefined;
-      if (obj) out.push({ obj, key });
+      if (obj && this.keyOf(obj, ref(obj), false) === key) out.push({ obj, key });
     }
     return out;
   }
@@ -123,11 +127,12 @@ export class ConflictKeys {
     else this.byKey.set(key, left);
   }
 
-  /** The object's conflict key as indexed (indexKey). */
-  private keyOf(obj: KubeObject, ref: ResolveRef): string | undefined {
+  /** The object's conflict key, as indexed (indexKey) unless `indexed` is false. */
+  private keyOf(obj: KubeObject, ref: ResolveRef, indexed = true): string | undefined {
     const c = this.binding.conflict;
     try {
-      return c && indexKey(c.key(this.binding.desired(obj.spec ?? {}, ref)));
+      const key = c?.key(this.binding.desired(obj.spec ?? {}, ref));
+      return key === undefined || !indexed ? key : indexKey(key);
     } catch {
       // a reference not resolved yet: no key to collide with
       return undefined;

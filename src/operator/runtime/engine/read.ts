@@ -139,7 +139,7 @@ export class ConflictReader {
     return {
       key,
       // only the objects with the same key are asked for their account
-      others: this.keys.holding(key).filter((o) => sameAccount(o.obj)),
+      others: this.keys.holding(key, ref).filter((o) => sameAccount(o.obj)),
       live: this.keys.live,
       remotes: listedUnder(opts.observer?.latest, key),
     };
