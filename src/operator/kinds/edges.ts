@@ -19,9 +19,9 @@ type Hosts = { hostports: string[] };
 
 /**
  * An HTTPS edge as this kind keeps it: without its routes, which are HTTPSEdgeRoute objects'
- * own resources (that kind observes them from the same list). Each listed edge is kept until
- * the next list, with its routes a copy of every route; and a route's change is no news for
- * its edge.
+ * own resources (that kind observes them from the same list). A listed edge is kept until the
+ * next list, and with its routes that was a second copy of every route; without them, a
+ * route's change is no news for its edge.
  */
 type HEdge = Omit<HRemote, 'routes'>;
 const withoutRoutes = ({ routes: _, ...edge }: HRemote): HEdge => edge;
@@ -37,6 +37,7 @@ const httpsEdgeApi = (() => {
     },
   };
 })();
+
 /** What the three edge kinds share: hostports in spec and status. */
 const edgeBase = {
   status: z.object({ hostports: z.array(z.string()).optional() }),
