@@ -81,7 +81,7 @@ async function startOperator(
       throw new ConfigError(
         'no Kubernetes cluster configured: set KUBECONFIG or --kubeconfig, or use --local (npm start) for a throw-away local control plane',
       );
-    kc = loadKubeConfig(cfg.kubeconfig);
+    kc = await loadKubeConfig(cfg.kubeconfig);
   }
   if (refuseEmbedded) {
     const where = describeCluster(kc!);
@@ -116,7 +116,7 @@ async function startOperator(
       );
     }
     const state = await clusterUp({ log: (s) => log.info(s) });
-    kc = loadKubeConfig(state.kubeconfig);
+    kc = await loadKubeConfig(state.kubeconfig);
     log.warn({ kubeconfig: state.kubeconfig }, '*** --local: using the LOCAL CONTROL PLANE ***');
   }
 

@@ -166,7 +166,7 @@ try {
       date: new Date().toISOString(),
       commit: commit(),
       machine: machine(),
-      how: 'VmRSS from /proc: per start the median of readings 1 s apart, 5 s after the start; the median of the starts; the operator as the image and the chart default pod run it',
+      how: 'VmRSS from /proc: per start the median of readings 1 s apart, 5 s after the start; the median of the starts; the operator as the image and the chart default pod run it (its flags and environment, on a service account token)',
       entry: process.env.EDGE_OPERATOR_ENTRY,
       node_flags: [imageEnv().NODE_OPTIONS, ...nodeArgs].filter(Boolean).join(' '),
       rss_at_start_mib: atStart,

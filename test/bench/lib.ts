@@ -1,15 +1,19 @@
 // Shared by the benchmark scripts and the small-N e2e run: a mixed set of objects of every
 // kind, convergence timing, and the invariants (no duplicate, no orphan, nothing stuck).
 import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { pino } from 'pino';
+import { parse } from 'yaml';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import { Informer } from '../../src/operator/runtime/informer.ts';
-import type { Kube, KubeObject } from '../../src/operator/runtime/kube.ts';
+import { isConflict, Kube, type KubeObject } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
 import {
   allOperatorLogs,
@@ -234,6 +238,7 @@ export async function startOperator(
   const child = await startOperatorProcess({
     emu,
     kubeconfig,
+    serviceAccountDir: await podServiceAccount(kubeconfig),
     namespace,
     clusterId,
     port,
@@ -245,6 +250,77 @@ export async function startOperator(
 }
 
 export { metrics, pluralOf, sumMetric };
+
+/** The CA the kubeconfig's current cluster is trusted by (its data, or its file). */
+function kubeconfigCa(kubeconfig: string): string {
+  type Named<T> = { name: string } & T;
+  const doc = parse(readFileSync(kubeconfig, 'utf8')) as {
+    'current-context': string;
+    contexts: Named<{ context: { cluster: string } }>[];
+    clusters: Named<{
+      cluster: { 'certificate-authority-data'?: string; 'certificate-authority'?: string };
+    }>[];
+  };
+  const context = doc.contexts.find((c) => c.name === doc['current-context'])!;
+  const { cluster } = doc.clusters.find((c) => c.name === context.context.cluster)!;
+  if (cluster['certificate-authority-data'])
+    return Buffer.from(cluster['certificate-authority-data'], 'base64').toString();
+  return readFileSync(resolve(dirname(kubeconfig), cluster['certificate-authority']!), 'utf8');
+}
+
+const serviceAccounts = new Map<string, Promise<string>>();
+/**
+ * The operator runs as the chart's pod does, on a service account's token (a TokenRequest, as
+ * the kubelet makes) and the cluster's CA, not on the kubeconfig's admin certificate: the
+ * credentials decide which modules it loads (load-kube-target.ts). Bound to cluster-admin, the
+ * benchmarks measure the operator, not its RBAC. One per cluster, in a folder of its own.
+ */
+function podServiceAccount(kubeconfig: string): Promise<string> {
+  let dir = serviceAccounts.get(kubeconfig);
+  if (!dir) {
+    dir = (async () => {
+      const kube = new Kube(kubeconfigTarget(kubeconfig));
+      const name = 'edge-operator-bench';
+      const ignoreExisting = (e: unknown) => {
+        if (!isConflict(e)) throw e;
+      };
+      await kube
+        .create({ group: '', version: 'v1', plural: 'serviceaccounts' }, 'kube-system', {
+          metadata: { name },
+        })
+        .catch(ignoreExisting);
+      await kube
+        .create(
+          { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings' },
+          undefined,
+          {
+            metadata: { name },
+            roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+            subjects: [{ kind: 'ServiceAccount', name, namespace: 'kube-system' }],
+          } as KubeObject,
+        )
+        .catch(ignoreExisting);
+      const { status } = await kube.request<{ status: { token: string } }>(
+        'POST',
+        `/api/v1/namespaces/kube-system/serviceaccounts/${name}/token`,
+        {
+          body: {
+            apiVersion: 'authentication.k8s.io/v1',
+            kind: 'TokenRequest',
+            spec: { expirationSeconds: 6 * 3600 },
+          },
+        },
+      );
+      const d = mkdtempSync(join(tmpdir(), 'bench-sa-'));
+      writeFileSync(join(d, 'token'), status.token);
+      writeFileSync(join(d, 'ca.crt'), kubeconfigCa(kubeconfig));
+      writeFileSync(join(d, 'namespace'), 'kube-system');
+      return d;
+    })();
+    serviceAccounts.set(kubeconfig, dir);
+  }
+  return dir;
+}
 
 /**
  * The operator's Kubernetes writes from its own counters, apart: to the managed objects

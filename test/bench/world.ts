@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import { clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
-import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 
 export interface BenchWorld {
   kube: Kube;
@@ -19,7 +20,7 @@ export async function benchWorld(prefix: string, emulator: EmulatorOptions = {})
   const clusterDir = process.env.E2E_KUBECONFIG ? undefined : join(REPO_ROOT, '.cache', 'bench-cluster');
   const kubeconfig =
     process.env.E2E_KUBECONFIG ?? (await clusterUp({ dir: clusterDir, log: () => {} })).kubeconfig;
-  const kube = new Kube(loadKubeConfig(kubeconfig));
+  const kube = new Kube(kubeconfigTarget(kubeconfig));
   await apply(kube, readManifests(join(REPO_ROOT, 'crds')));
   const emu = await startEmulator(emulator);
   const ns = `${prefix}-${Date.now().toString(36)}`;

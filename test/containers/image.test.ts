@@ -13,7 +13,8 @@ import { type ClusterState, clusterDown, clusterUp, REPO_ROOT } from '../../src/
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { allCrds } from '../../src/operator/kinds/generate-crds.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { Kube, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube, type KubeObject } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { freePort, NAMESPACES, ready, res, waitFor } from '../support/operator.ts';
 
@@ -58,7 +59,7 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
       if (before === undefined) delete process.env.EDGE_CONTROLPLANE;
       else process.env.EDGE_CONTROLPLANE = before;
     }
-    kube = new Kube(loadKubeConfig(cluster.kubeconfig));
+    kube = new Kube(kubeconfigTarget(cluster.kubeconfig));
     await apply(kube, allCrds() as KubeObject[]);
     await kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
     emu = await startEmulator();

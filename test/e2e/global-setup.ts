@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { clusterDown, clusterUp, findBinaries, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
-import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -41,7 +42,7 @@ export default async function setup(project: TestProject) {
     kubeconfig = state.kubeconfig;
     started = true;
   }
-  const kube = new Kube(loadKubeConfig(kubeconfig));
+  const kube = new Kube(kubeconfigTarget(kubeconfig));
   await apply(kube, readManifests(join(REPO_ROOT, 'crds')));
   project.provide('kubeconfig', kubeconfig);
   project.provide('e2eSkip', '');

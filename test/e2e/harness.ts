@@ -2,7 +2,8 @@
 import { inject } from 'vitest';
 import { createClient, type EdgeClient } from '../../src/api/client.ts';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
-import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import {
   freePort,
   metrics,
@@ -52,7 +53,7 @@ export interface World {
 }
 
 export async function world(prefix: string, emulator: EmulatorOptions = {}): Promise<World> {
-  const kube = new Kube(loadKubeConfig(kubeconfig));
+  const kube = new Kube(kubeconfigTarget(kubeconfig));
   const emu = await startEmulator(emulator);
   const api = createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });
   const ns = `${prefix}-${Date.now().toString(36)}`;

@@ -11,7 +11,8 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { startOperatorProcess } from '../support/operator.ts';
 import {
   freePort,
@@ -42,7 +43,7 @@ describe.skipIf(!!skipReason || !!process.env.E2E_KUBECONFIG)('started before it
 
   beforeAll(async () => {
     const state = await clusterUp({ dir: DIR, log: () => {} });
-    kube = new Kube(loadKubeConfig(state.kubeconfig));
+    kube = new Kube(kubeconfigTarget(state.kubeconfig));
     await kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
     emu = await startEmulator();
     port = await freePort();

@@ -11,7 +11,8 @@ import { apply } from '../../src/operator/apply.ts';
 import { drain, parseDeploymentRef } from '../../src/operator/drain.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
-import { Kube, KubeError, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { renderBase } from '../packaging/render-base.ts';
 import { imageEnv } from '../support/operator.ts';
 import { kubeconfig, NAMESPACES, res, skipReason, type World, waitFor, world } from './harness.ts';
@@ -497,7 +498,7 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
         },
         spec: { description: 'orphaned' },
       });
-      const target = loadKubeConfig(kubeconfig);
+      const target = kubeconfigTarget(kubeconfig);
       const user = `system:serviceaccount:${w.ns}:${job.spec.template.spec.serviceAccountName}`;
       const asHook = new Kube({
         server: target.server,
@@ -702,7 +703,7 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
           encoding: 'utf8',
           stdio: ['ignore', 'pipe', 'pipe'],
         });
-      const kube = new Kube(loadKubeConfig(cp.kubeconfig));
+      const kube = new Kube(kubeconfigTarget(cp.kubeconfig));
       const CRD = { group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions' };
       // no kubelet here to run the drain Job, which helm uninstall would wait for (test/node runs it)
       const url = ['--set', 'api.url=https://api.example.com', '--set', 'drainPolicy=None'];

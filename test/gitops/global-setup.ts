@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { cacheDir, clusterDown, clusterUp, findBinaries, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
-import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { createRepository, serveGit } from './git.ts';
 import { type Proc, startControllerManager } from './tools.ts';
 
@@ -76,7 +77,7 @@ export default async function setup(project: TestProject) {
       kubeconfig: cluster.kubeconfig,
       clusterDir: CLUSTER_DIR,
     });
-    const kube = new Kube(loadKubeConfig(cluster.kubeconfig));
+    const kube = new Kube(kubeconfigTarget(cluster.kubeconfig));
     // ours as the README installs them (apart from the tools; Flux then takes them over from Git),
     // Flux's and Argo CD's as their releases ship them
     await apply(kube, [

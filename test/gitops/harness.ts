@@ -9,7 +9,8 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { Kube, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube, type KubeObject } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import {
   apiRequests,
   apiWrites,
@@ -31,7 +32,7 @@ export const repoUrl = inject('gitopsRepoUrl');
 export const work = inject('gitopsWork');
 
 /** The suite's cluster, and server-side apply to it by path (the tools' own objects). */
-export const kube = () => new Kube(loadKubeConfig(kubeconfig));
+export const kube = () => new Kube(kubeconfigTarget(kubeconfig));
 export const ssa = (path: string, body: object) =>
   kube().request('PATCH', path, {
     body,
@@ -96,7 +97,7 @@ export interface Edge {
 
 /** An emulator and (once startOperator is called) the operator for one namespace. */
 export async function edge(ns: string): Promise<Edge> {
-  const kube = new Kube(loadKubeConfig(kubeconfig));
+  const kube = new Kube(kubeconfigTarget(kubeconfig));
   const emu = await startEmulator();
   const api = createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });
   const e: Edge = {

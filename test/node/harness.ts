@@ -11,7 +11,8 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { cacheDir, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { Kube, type KubeObject, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube, type KubeObject } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { condition, NAMESPACES, ready, res, waitFor } from '../support/operator.ts';
 
 export { condition, ready, res, waitFor };
@@ -75,7 +76,7 @@ export interface NodeWorld {
 
 /** `accounts`: more accounts of the emulator, name to key (each its own resources). */
 export async function nodeWorld(accounts?: Record<string, string>): Promise<NodeWorld> {
-  const kube = new Kube(loadKubeConfig(kubeconfig));
+  const kube = new Kube(kubeconfigTarget(kubeconfig));
   const emu = await startEmulator({ host: '127.0.0.1', port: 0, accounts });
   const api = createClient({ baseUrl: emu.url, apiKey: emu.apiKey, rateLimitPerMinute: Infinity });
   return {
@@ -190,7 +191,7 @@ export async function remoteIds(w: NodeWorld, account?: string): Promise<string[
 
 /** The cluster as a user sees it (`kubectl --as`): the admin's credentials, impersonating `user`. */
 export function asUser(user: string): Kube {
-  const target = loadKubeConfig(kubeconfig);
+  const target = kubeconfigTarget(kubeconfig);
   return new Kube({
     ...target,
     auth: async () => {

@@ -9,6 +9,7 @@ import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { GROUP, managedResource, VERSION } from '../../src/operator/runtime/constants.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 
 export const res = managedResource;
 /** The plural of a managed kind (throws for a kind without a binding). */
@@ -111,12 +112,18 @@ export function imageNodeArgs(): string[] {
 export async function startOperatorProcess(o: {
   emu: Emulator;
   kubeconfig: string;
+  /**
+   * Run as a pod does, on a service account (token and ca.crt in this folder) instead of the
+   * kubeconfig: the server is the kubeconfig's, named by KUBERNETES_SERVICE_HOST and _PORT.
+   */
+  serviceAccountDir?: string;
   namespace: string;
   clusterId: string;
   port: number;
   extra?: string[];
   logLevel?: string;
 }): Promise<OperatorProcess> {
+  const server = o.serviceAccountDir ? new URL(kubeconfigTarget(o.kubeconfig).server) : undefined;
   const logs: string[] = [];
   const proc = spawn(
     process.execPath,
@@ -128,8 +135,7 @@ export async function startOperatorProcess(o: {
       // Node's type stripping (a WebAssembly compiler) in memory and CPU
       resolve(REPO_ROOT, process.env.EDGE_OPERATOR_ENTRY ?? 'src/cli/edgectl.ts'),
       'operator',
-      '--kubeconfig',
-      o.kubeconfig,
+      ...(server ? [] : ['--kubeconfig', o.kubeconfig]),
       '--api-url',
       o.emu.url,
       '--namespaces',
@@ -149,6 +155,14 @@ export async function startOperatorProcess(o: {
         ...(process.env.EDGE_OPERATOR_ENTRY?.startsWith('bundle/') ? imageEnv() : {}),
         EDGE_API_KEY: o.emu.apiKey,
         LOG_LEVEL: process.env.EDGE_TEST_LOG_LEVEL ?? o.logLevel ?? 'info',
+        ...(server
+          ? {
+              KUBECONFIG: '',
+              KUBERNETES_SERVICE_HOST: server.hostname.replace(/^\[|\]$/g, ''),
+              KUBERNETES_SERVICE_PORT: server.port || '443',
+              EDGE_SERVICE_ACCOUNT_DIR: o.serviceAccountDir,
+            }
+          : {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
 import { ACCOUNTS } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube } from '../../src/operator/runtime/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { Manager } from '../../src/operator/runtime/manager.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { ProbeServer } from '../../src/operator/runtime/probes.ts';
@@ -53,7 +54,7 @@ users: [{name: u, user: {token: t}}]
 current-context: x
 `,
   );
-  return new Kube(loadKubeConfig(file));
+  return new Kube(kubeconfigTarget(file));
 }
 
 let stop: (() => Promise<void>) | undefined;

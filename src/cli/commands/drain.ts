@@ -66,7 +66,7 @@ export function drainCommand(io: CliIO): Command {
           EXIT.usage,
         );
       const { Kube, loadKubeConfig } = await import('../../operator/runtime/kube.ts');
-      const kube = new Kube(loadKubeConfig(o.kubeconfig));
+      const kube = new Kube(await loadKubeConfig(o.kubeconfig));
       const r = await drain(kube, {
         policy: o.policy,
         namespaces: o.namespaces ? String(o.namespaces).split(',').filter(Boolean) : undefined,

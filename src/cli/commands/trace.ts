@@ -37,7 +37,7 @@ export function traceCommand(io: CliIO): Command {
     const ns = o.namespace as string;
     // credentials first: a half-configured API is a usage error before any cluster read
     const api = o.apiUrl ? clientFrom(o) : undefined;
-    const kube = new Kube(loadKubeConfig(o.kubeconfig));
+    const kube = new Kube(await loadKubeConfig(o.kubeconfig));
 
     // every kind once, in the namespace (a kind whose CRD is not installed has no objects)
     const listAll = async (plural: string) => {

@@ -1,12 +1,12 @@
-// A small Kubernetes REST client over undici: the kubeconfig (kube-target.ts, client-node's
-// KubeConfig) says where and how to authenticate; we send the requests ourselves so that patch content types,
+// A small Kubernetes REST client over undici: the pod's service account or a kubeconfig
+// (load-kube-target.ts) says where and how to authenticate; we send the requests ourselves so that patch content types,
 // subresources, watches and their failure modes are ours to control. undici's `request`,
 // not its `fetch`: no WHATWG streams on the hot path (fetch cost the operator a fifth of
 // its CPU in a bulk apply).
 import { request } from 'undici';
 import type { KubeTarget } from './kube-target.ts';
 
-export { loadKubeConfig } from './kube-target.ts';
+export { loadKubeConfig } from './load-kube-target.ts';
 
 export interface ObjectMeta {
   name: string;
