@@ -152,14 +152,22 @@ try {
   if (WARMUP) await loop('warmup', true, WARMUP);
 
   // --- the operator
-  const op = await startOperator(w.emu, w.kubeconfig, w.ns, 'bench', 18182, [
-    '--api-rate-limit',
-    '1000000',
-    '--concurrency',
-    String(CONCURRENCY),
-    '--resync-period',
-    String(values.resync),
-  ]);
+  const op = await startOperator(
+    w.emu,
+    w.kubeconfig,
+    w.ns,
+    'bench',
+    18182,
+    [
+      '--api-rate-limit',
+      '1000000',
+      '--concurrency',
+      String(CONCURRENCY),
+      '--resync-period',
+      String(values.resync),
+    ],
+    { asPod: true },
+  );
   // started, informers synced, nothing to manage yet
   await new Promise((r) => setTimeout(r, 3000));
   const m0 = await metrics(op.metricsUrl);

@@ -79,12 +79,15 @@ const w = await benchWorld('lean');
 async function startPair() {
   // the API limit lifted as in the convergence benchmark (at the chart's 120 requests a minute,
   // 1,000 creates take 8.3 minutes); memory does not depend on it
-  const op = await startOperator(w.emu, w.kubeconfig, w.ns, 'lean', 18183, [
-    '--resync-period',
-    values.resync,
-    '--api-rate-limit',
-    '1000000',
-  ]);
+  const op = await startOperator(
+    w.emu,
+    w.kubeconfig,
+    w.ns,
+    'lean',
+    18183,
+    ['--resync-period', values.resync, '--api-rate-limit', '1000000'],
+    { asPod: true },
+  );
   const nodeArgs = [
     ...imageNodeArgs(),
     ...(process.env.EDGE_OPERATOR_NODE_ARGS?.split(' ').filter(Boolean) ?? []),

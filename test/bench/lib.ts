@@ -233,12 +233,19 @@ export async function startOperator(
   clusterId: string,
   port: number,
   extra: string[] = [],
+  /**
+   * On a service account's token, as the chart's pod (the memory benchmarks: the credentials
+   * decide what the operator loads); else on the kubeconfig's admin certificate, which the
+   * fault benchmark needs: a kube-apiserver it has just restarted refuses a service account
+   * (RBAC's caches not yet filled) where it lets system:masters through.
+   */
+  o: { asPod?: boolean } = {},
 ): Promise<OperatorChild> {
   bundleOnce();
   const child = await startOperatorProcess({
     emu,
     kubeconfig,
-    serviceAccountDir: await podServiceAccount(kubeconfig),
+    serviceAccountDir: o.asPod ? await podServiceAccount(kubeconfig) : undefined,
     namespace,
     clusterId,
     port,
@@ -270,10 +277,10 @@ function kubeconfigCa(kubeconfig: string): string {
 
 const serviceAccounts = new Map<string, Promise<string>>();
 /**
- * The operator runs as the chart's pod does, on a service account's token (a TokenRequest, as
- * the kubelet makes) and the cluster's CA, not on the kubeconfig's admin certificate: the
- * credentials decide which modules it loads (load-kube-target.ts). Bound to cluster-admin, the
- * benchmarks measure the operator, not its RBAC. One per cluster, in a folder of its own.
+ * A service account's token (a TokenRequest, as the kubelet makes) and the cluster's CA, for an
+ * operator run as the chart's pod: the credentials decide which modules it loads
+ * (load-kube-target.ts). Bound to cluster-admin, the benchmarks measure the operator, not its
+ * RBAC. One per cluster, in a folder of its own.
  */
 function podServiceAccount(kubeconfig: string): Promise<string> {
   let dir = serviceAccounts.get(kubeconfig);
