@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { pino } from 'pino';
-import { parse } from 'yaml';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
@@ -258,21 +258,14 @@ export async function startOperator(
 
 export { metrics, pluralOf, sumMetric };
 
-/** The CA the kubeconfig's current cluster is trusted by (its data, or its file). */
+/** The CA the kubeconfig's current cluster is trusted by (its data, or its file), as client-node reads it. */
 function kubeconfigCa(kubeconfig: string): string {
-  type Named<T> = { name: string } & T;
-  const doc = parse(readFileSync(kubeconfig, 'utf8')) as {
-    'current-context': string;
-    contexts: Named<{ context: { cluster: string } }>[];
-    clusters: Named<{
-      cluster: { 'certificate-authority-data'?: string; 'certificate-authority'?: string };
-    }>[];
-  };
-  const context = doc.contexts.find((c) => c.name === doc['current-context'])!;
-  const { cluster } = doc.clusters.find((c) => c.name === context.context.cluster)!;
-  if (cluster['certificate-authority-data'])
-    return Buffer.from(cluster['certificate-authority-data'], 'base64').toString();
-  return readFileSync(resolve(dirname(kubeconfig), cluster['certificate-authority']!), 'utf8');
+  const kc = new KubeConfig();
+  kc.loadFromFile(kubeconfig);
+  const cluster = kc.getCurrentCluster();
+  if (cluster?.caData) return Buffer.from(cluster.caData, 'base64').toString();
+  if (cluster?.caFile) return readFileSync(resolve(dirname(kubeconfig), cluster.caFile), 'utf8');
+  throw new Error(`${kubeconfig}: the current cluster names no CA`);
 }
 
 const serviceAccounts = new Map<string, Promise<string>>();
