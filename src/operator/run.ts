@@ -10,7 +10,6 @@ import { BINDINGS } from './kinds/index.ts';
 import { AccountMetrics } from './runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
 import { INSTALLATION } from './runtime/accounts/resolve.ts';
-import { listedConflictKey } from './runtime/conflicts.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
 import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kube-target.ts';
@@ -18,7 +17,7 @@ import type { OnlineTunnel } from './runtime/live-tunnels.ts';
 import { createLogger } from './runtime/logging.ts';
 import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
-import { Observer } from './runtime/observer.ts';
+import { kindObserver } from './runtime/observer.ts';
 import { ProbeServer } from './runtime/probes.ts';
 
 function kubeConfigured(cfg: OperatorConfig): boolean {
@@ -203,12 +202,13 @@ async function startOperator(
     removed: (account) => void accountMetrics.forget(account),
     observer: (account, kind, client) => {
       const b = BINDINGS.find((x) => x.kind === kind)!;
-      return new Observer({
-        kind,
+      return kindObserver(b, {
         list: (onPage) => b.api.list(client(), {}, { priority: 'low', onPage }),
-        conflictKey: listedConflictKey(b),
         log: log.child({ account }),
         metrics,
+        bindings: BINDINGS,
+        observer: (k) => registry.observer(account, k),
+        existing: (k) => registry.get(account)?.observers.get(k),
       });
     },
   });

@@ -19,9 +19,9 @@ type Hosts = { hostports: string[] };
 
 /**
  * An HTTPS edge as this kind keeps it: without its routes, which are HTTPSEdgeRoute objects'
- * own resources (that kind observes them from the same list). A listed edge is kept until the
- * next list, and with its routes that was a second copy of every route; without them, a
- * route's change is no news for its edge.
+ * own resources. A route's change is no news for its edge, and a kept edge with its routes
+ * would be a second copy of every route. The list returns edges with their routes: one pass
+ * observes both kinds (`carries`), and the observer keeps the edges without them.
  */
 type HEdge = Omit<HRemote, 'routes'>;
 const withoutRoutes = ({ routes: _, ...edge }: HRemote): HEdge => edge;
@@ -32,9 +32,6 @@ const httpsEdgeApi = (() => {
     create: async (...a: Parameters<typeof api.create>) => withoutRoutes(await api.create(...a)),
     get: async (...a: Parameters<typeof api.get>) => withoutRoutes(await api.get(...a)),
     update: async (...a: Parameters<typeof api.update>) => withoutRoutes(await api.update(...a)),
-    list: async function* (...a: Parameters<typeof api.list>) {
-      for await (const e of api.list(...a)) yield withoutRoutes(e);
-    },
   };
 })();
 
@@ -69,6 +66,7 @@ export const HTTPSEdge = defineBinding<z.infer<typeof HTTPSSpec>, HEdge, Hosts>(
     ),
   ],
   api: httpsEdgeApi,
+  carries: { kind: 'HTTPSEdgeRoute', field: 'routes' },
   exportSpec: (r, x) =>
     compact({ ...hostportsSpec(r), tlsTermination: httpsTLSTermination.spec(r.tls_termination, x) }),
 });

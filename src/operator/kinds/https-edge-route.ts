@@ -239,7 +239,8 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
     get: (c, id, d) => c.httpsEdgeRoutes.get(d.edge_id, id),
     update: (c, id, { edge_id: _e, ...patch }, d) => c.httpsEdgeRoutes.update(d.edge_id, id, patch),
     delete: (c, id, status) => c.httpsEdgeRoutes.delete(status.edgeID as string, id),
-    // routes have no list of their own: the edges list carries them
+    // routes have no list of their own: the edges list carries them (bulk observation reads them
+    // from HTTPSEdge's pass, `carries`; this one serves recovery, export, and an operator without that kind)
     list: (c, d, opts) => ({
       async *[Symbol.asyncIterator]() {
         if (d.edge_id) yield* (await c.httpsEdges.get(d.edge_id)).routes;

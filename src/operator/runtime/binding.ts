@@ -132,6 +132,13 @@ export interface Binding<
      */
     list(c: EdgeClient, desired: Partial<Desired>, opts?: ListOptions): AsyncIterable<Remote>;
   };
+  /**
+   * Another kind whose resources this kind's list carries in a field (HTTPSEdgeRoute: the routes
+   * of each listed HTTPS edge). One pass of this kind's list observes both kinds, on this kind's
+   * schedule; the resources this kind keeps from it are without the field, as `api.create`,
+   * `get` and `update` must return them (`api.list` returns them with it).
+   */
+  carries?: { kind: string; field: string };
   /** Kind-specific status fields from the remote resource. */
   statusOf?(remote: Remote, desired: Desired): Record<string, unknown>;
   /**

@@ -2,14 +2,13 @@
 // bulk observer (the installation's account), its engine and its work queue.
 import type { AnyBinding } from './binding.ts';
 import type { ObjectCache } from './cache.ts';
-import { listedConflictKey } from './conflicts.ts';
 import { managedResource } from './constants.ts';
 import { Engine } from './engine/index.ts';
 import type { EventRecorder } from './events.ts';
 import { Informer } from './informer.ts';
 import type { ManagerAccounts } from './manager-accounts.ts';
 import type { ManagerOptions } from './manager-options.ts';
-import { Observer } from './observer.ts';
+import { kindObserver, type Observer } from './observer.ts';
 import type { References } from './references.ts';
 import type { SecretStore } from './secrets.ts';
 import type { Controller } from './worker.ts';
@@ -17,8 +16,10 @@ import { WorkQueue } from './workqueue.ts';
 
 export type KindDeps = Pick<
   ManagerOptions,
-  'kube' | 'api' | 'log' | 'metrics' | 'informer' | 'clusterId' | 'digestKey' | 'resyncMs'
+  'kube' | 'api' | 'log' | 'metrics' | 'informer' | 'clusterId' | 'digestKey' | 'resyncMs' | 'bindings'
 > & {
+  /** The installation's observer of a kind (its controller's). */
+  observerOf: (kind: string) => Observer | undefined;
   namespaces: (string | undefined)[];
   labelSelector: string;
   cache: ObjectCache;
@@ -44,13 +45,14 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
   d.cache.addKind(b, informers);
   const cache = d.cache.view(b.kind);
   d.references.addKind(b.kind);
-  const observer = new Observer({
-    kind: b.kind,
+  const observer = kindObserver(b, {
     // the whole account's resources of the kind, at low budget priority
     list: (onPage) => b.api.list(d.api!, {}, { priority: 'low', onPage }),
-    conflictKey: listedConflictKey(b),
     log: d.log,
     metrics: d.metrics,
+    bindings: d.bindings,
+    observer: d.observerOf,
+    existing: d.observerOf,
   });
   // the installation's account observes each kind with this one
   if (d.api) d.accounts?.installation?.observers.set(b.kind, observer);

@@ -15,7 +15,7 @@ import {
 import type { Dispatch } from './dispatch.ts';
 import type { EngineAccounts } from './engine/index.ts';
 import type { KubeObject } from './kube.ts';
-import type { Observer } from './observer.ts';
+import { type Observer, refreshAll } from './observer.ts';
 import type { References } from './references.ts';
 import type { Controller } from './worker.ts';
 import type { QueueOptions } from './workqueue.ts';
@@ -116,12 +116,13 @@ export class ManagerAccounts {
     const registry = this.registry;
     const id = accountId(kind as AccountKind, account.metadata.namespace, account.metadata.name);
     if (registry.get(id)?.usable)
-      await Promise.all(
-        [...this.o.controllers.values()].map((c) =>
-          c.informers.some((i) => i.list().some((o) => this.uses(o, id)))
-            ? registry.observer(id, c.binding.kind)?.refresh()
-            : undefined,
-        ),
+      await refreshAll(
+        [...this.o.controllers.values()].flatMap((c) => {
+          const o = c.informers.some((i) => i.list().some((x) => this.uses(x, id)))
+            ? registry.observer(id, c.binding.kind)
+            : undefined;
+          return o ? [o] : [];
+        }),
       );
     this.o.dispatch().enqueueDependents(kind, account);
   }

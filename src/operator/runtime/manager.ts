@@ -14,7 +14,7 @@ import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import { ManagerAccounts } from './manager-accounts.ts';
 import type { ManagerOptions } from './manager-options.ts';
-import type { Observer } from './observer.ts';
+import { type Observer, refreshAll } from './observer.ts';
 import type { Check } from './probes.ts';
 import { References } from './references.ts';
 import { SecretStore } from './secrets.ts';
@@ -217,6 +217,7 @@ export class Manager {
       accounts: this.accounts,
       events,
       secrets: () => this.secrets,
+      observerOf: (kind: string) => this.controllers.get(kind)?.observer,
     };
     for (const b of this.opts.bindings) this.controllers.set(b.kind, kindController(b, deps));
     if (this.opts.bindings.some((b) => b.secrets)) this.startSecrets(namespaces);
@@ -269,10 +270,8 @@ export class Manager {
     // report waiting for an account that is merely not looked at yet
     const all = Promise.all(this.informers.map((i) => i.synced)).then(async () => {
       await this.accounts?.ctl?.checked;
-      return Promise.all(
-        [...this.controllers.values()].flatMap((c) =>
-          this.count(c) ? this.observersOf(c).map((o) => o.refresh()) : [],
-        ),
+      return refreshAll(
+        [...this.controllers.values()].flatMap((c) => (this.count(c) ? this.observersOf(c) : [])),
       );
     });
     for (const c of this.controllers.values()) {
@@ -281,7 +280,8 @@ export class Manager {
       // item of a namespace none of whose work is in progress
       this.workers.push(runWorker(c, this.opts, all, 'urgent'));
       this.workers.push(runWorker(c, this.opts, all, 'newcomer'));
-      void all.then(() => this.observeLoop(c));
+      // a kind another kind's list carries is observed in that kind's loop
+      if (!this.carrierOf(c)) void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
     void all.then(() => {
@@ -346,20 +346,34 @@ export class Manager {
     return c.informers.reduce((n, i) => n + i.cache.size, 0);
   }
 
+  /** The controller of the kind whose list carries this one's resources, if it runs here. */
+  private carrierOf(c: Controller): Controller | undefined {
+    return [...this.controllers.values()].find((x) => x.binding.carries?.kind === c.binding.kind);
+  }
+
+  /** The kind and the kind its list carries: observed in one pass, on one schedule. */
+  private observedWith(c: Controller): Controller[] {
+    const carried = c.binding.carries && this.controllers.get(c.binding.carries.kind);
+    return carried ? [c, carried] : [c];
+  }
+
   /**
    * Once per resync period (jittered, kinds staggered): list the kind's remote resources
    * and queue every object, behind users' changes, to be compared with the list. A kind
    * with no objects costs nothing.
    */
-  private async observeLoop(c: Controller): Promise<void> {
+  private async observeLoop(first: Controller): Promise<void> {
     const jitter = () => Math.round(this.opts.resyncMs * (0.85 + Math.random() * 0.3));
+    const group = this.observedWith(first);
     while (!this.stopping) {
       await this.timers.sleep(jitter());
       if (this.stopping) return;
-      if (!this.count(c)) continue;
+      const busy = group.filter((c) => this.count(c));
+      if (!busy.length) continue;
       // each account's list on its own budget: one account's 429s never hold another's back
-      await Promise.all(this.observersOf(c).map((o) => o.refresh()));
-      for (const inf of c.informers) for (const key of inf.cache.keys()) c.queue.add(key, 'low');
+      await refreshAll(busy.flatMap((c) => this.observersOf(c)));
+      for (const c of busy)
+        for (const inf of c.informers) for (const key of inf.cache.keys()) c.queue.add(key, 'low');
     }
   }
 

@@ -1,10 +1,11 @@
 // Bulk observation: one paged list of a kind's remote resources per resync period, indexed
 // by id, against which every object of the kind is compared. ceil(N / page size) requests
 // where a GET per object costs N. The list runs at low budget priority: a user's change
-// never waits behind it.
+// never waits behind it. A kind whose resources another kind's list carries (routes in the
+// HTTPS edges list) is observed from that list's pass, not by listing it again.
 import type { Logger } from 'pino';
-import type { RemoteBase } from './binding.ts';
-import { indexKey } from './conflicts.ts';
+import type { AnyBinding, RemoteBase } from './binding.ts';
+import { indexKey, listedConflictKey } from './conflicts.ts';
 import { textDigest } from './engine/memo.ts';
 import { type Holders, holdersOf, withHolder } from './holders.ts';
 import type { Metrics } from './metrics.ts';
@@ -53,20 +54,60 @@ export interface Snapshot {
 export const idsUnder = (snapshot: Snapshot | undefined, key: string): Iterable<string> =>
   holdersOf(snapshot?.byConflictKey?.get(indexKey(key)));
 
+/** Builds one kind's snapshot as a pass reads its pages. */
+class SnapshotBuilder {
+  readonly items = new Map<string, Listed>();
+  readonly byConflictKey?: Map<string, Holders>;
+  readonly observer: Observer;
+  readonly startedAt: number;
+  constructor(observer: Observer, startedAt: number) {
+    this.observer = observer;
+    this.startedAt = startedAt;
+    if (observer.conflictKey) this.byConflictKey = new Map();
+  }
+  add(r: RemoteBase, pageAt: number): void {
+    const listed = new Listed(r, pageAt, this.observer.latest?.items.get(r.id));
+    this.items.set(listed.id, listed);
+    if (this.byConflictKey) {
+      const k = this.observer.conflictKey!(r);
+      if (k !== undefined) this.byConflictKey.set(k, withHolder(this.byConflictKey.get(k), listed.id));
+    }
+  }
+}
+
+export interface ObserverOptions {
+  kind: string;
+  /** The kind's own list (a carried kind's, used when the carrying kind's observer is not there). */
+  list: (onPage: (sentAt: number) => void) => AsyncIterable<RemoteBase>;
+  /** What the API keeps unique for a resource of the kind, if it keeps anything. */
+  conflictKey?: (remote: RemoteBase) => string | undefined;
+  /**
+   * Another kind's resources this kind's list carries in a field (an HTTPS edge's routes): that
+   * kind's observation, if it has one, is taken in the same pass, and this kind keeps its
+   * resources without the field (as its binding's create, get and update return them).
+   */
+  carries?: { field: string; observer: () => Observer | undefined };
+  /** The observer of the kind whose list carries this kind's resources: its pass is this one's. */
+  carriedBy?: () => Observer | undefined;
+  log: Logger;
+  metrics?: Metrics;
+}
+
 export class Observer {
   private current?: Snapshot;
   private running?: Promise<Snapshot | undefined>;
-  private readonly opts: {
-    kind: string;
-    list: (onPage: (sentAt: number) => void) => AsyncIterable<RemoteBase>;
-    /** What the API keeps unique for a resource of the kind, if it keeps anything. */
-    conflictKey?: (remote: RemoteBase) => string | undefined;
-    log: Logger;
-    metrics?: Metrics;
-  };
+  private readonly opts: ObserverOptions;
 
-  constructor(o: Observer['opts']) {
+  constructor(o: ObserverOptions) {
     this.opts = o;
+  }
+
+  get kind(): string {
+    return this.opts.kind;
+  }
+
+  get conflictKey(): ObserverOptions['conflictKey'] {
+    return this.opts.conflictKey;
   }
 
   /** The last list failed: objects fall back to a GET when their resync is due. */
@@ -79,42 +120,102 @@ export class Observer {
 
   /** Lists the kind now (one list at a time: callers share a running one). */
   refresh(): Promise<Snapshot | undefined> {
+    const carrier = this.opts.carriedBy?.();
+    if (carrier) return carrier.refreshFor(this).then(() => this.current);
     this.running ??= this.take().finally(() => {
       this.running = undefined;
     });
     return this.running;
   }
 
+  /** The carried kind's observer the running pass fills. */
+  private filling?: Observer;
+
+  /** A pass that fills the carried kind's `o` too: the running one if it does, else the next. */
+  private async refreshFor(o: Observer): Promise<void> {
+    if (this.running && this.filling !== o) await this.running;
+    await this.refresh();
+  }
+
   private async take(): Promise<Snapshot | undefined> {
     const startedAt = Date.now();
-    const items = new Map<string, Listed>();
-    const conflictKey = this.opts.conflictKey;
-    const byConflictKey = conflictKey && new Map<string, Holders>();
+    const own = new SnapshotBuilder(this, startedAt);
+    const carries = this.opts.carries;
+    const carried = carries?.observer();
+    const inner = carried && new SnapshotBuilder(carried, startedAt);
+    this.filling = carried;
+    const builders = inner ? [own, inner] : [own];
     // pages wait for low-priority budget, possibly for minutes: each item is as fresh as its page
     let pageAt = startedAt;
     try {
       for await (const r of this.opts.list((t) => {
         pageAt = t;
       })) {
-        const listed = new Listed(r, pageAt, this.current?.items.get(r.id));
-        items.set(listed.id, listed);
-        if (byConflictKey) {
-          const k = conflictKey!(r);
-          if (k !== undefined) byConflictKey.set(k, withHolder(byConflictKey.get(k), listed.id));
+        if (!carries) {
+          own.add(r, pageAt);
+          continue;
         }
+        const { [carries.field]: those, ...rest } = r as RemoteBase & Record<string, unknown>;
+        for (const x of (those as RemoteBase[] | null | undefined) ?? []) inner?.add(x, pageAt);
+        own.add(rest as unknown as RemoteBase, pageAt);
       }
     } catch (err) {
       // an incomplete list proves nothing about what is missing: keep the last one
-      this.opts.log.warn({ kind: this.opts.kind, err: (err as Error).message }, 'bulk observation failed');
-      this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'error' });
-      this.failing = true;
+      for (const b of builders) b.observer.failed(err);
       return this.current;
     }
-    this.current = { startedAt, completedAt: Date.now(), items, byConflictKey };
-    this.failing = false;
-    this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'success' });
-    this.opts.metrics?.observedResources.set({ kind: this.opts.kind }, items.size);
-    this.opts.metrics?.observationSeconds.observe({ kind: this.opts.kind }, (Date.now() - startedAt) / 1000);
+    const completedAt = Date.now();
+    for (const b of builders) b.observer.complete(b, completedAt);
     return this.current;
   }
+
+  private failed(err: unknown): void {
+    this.opts.log.warn({ kind: this.opts.kind, err: (err as Error).message }, 'bulk observation failed');
+    this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'error' });
+    this.failing = true;
+  }
+
+  private complete(b: SnapshotBuilder, completedAt: number): void {
+    this.current = { startedAt: b.startedAt, completedAt, items: b.items, byConflictKey: b.byConflictKey };
+    this.failing = false;
+    this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'success' });
+    this.opts.metrics?.observedResources.set({ kind: this.opts.kind }, b.items.size);
+    this.opts.metrics?.observationSeconds.observe(
+      { kind: this.opts.kind },
+      (completedAt - b.startedAt) / 1000,
+    );
+  }
 }
+
+/**
+ * A kind's observer in an account, joined to the kinds its list carries or is carried by
+ * (`Binding.carries`): `observer` finds (or makes) an account's observer of a kind, `existing`
+ * only finds one (a carried kind is observed only once its objects ask for it).
+ */
+export function kindObserver(
+  b: AnyBinding,
+  o: Pick<ObserverOptions, 'list' | 'log' | 'metrics'> & {
+    bindings: readonly AnyBinding[];
+    observer: (kind: string) => Observer | undefined;
+    existing: (kind: string) => Observer | undefined;
+  },
+): Observer {
+  const carrier = o.bindings.find((x) => x.carries?.kind === b.kind);
+  const carries = b.carries;
+  return new Observer({
+    kind: b.kind,
+    list: o.list,
+    conflictKey: listedConflictKey(b),
+    log: o.log,
+    metrics: o.metrics,
+    ...(carries ? { carries: { field: carries.field, observer: () => o.existing(carries.kind) } } : {}),
+    ...(carrier ? { carriedBy: () => o.observer(carrier.kind) } : {}),
+  });
+}
+
+/**
+ * Every observer made before any list starts: a kind's pass then fills the observations of
+ * the kinds its list carries, which share it instead of listing again.
+ */
+export const refreshAll = (observers: Observer[]): Promise<(Snapshot | undefined)[]> =>
+  Promise.all(observers.map((o) => o.refresh()));
