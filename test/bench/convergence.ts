@@ -188,13 +188,19 @@ try {
   const recordedMs = performance.now() - t0;
   tracker.stop();
 
+  /** API requests per operation (summed over accounts), less those counted in `before`. */
+  const byOperationOf = (m: Map<string, number>, before: Record<string, number> = {}) => {
+    const by: Record<string, number> = {};
+    for (const [k, v] of m) {
+      const op = k.startsWith('edge_api_requests_total{') ? /operation="([^"]+)"/.exec(k)?.[1] : undefined;
+      if (op) by[op] = (by[op] ?? 0) + v;
+    }
+    for (const [op, v] of Object.entries(by)) if (v === before[op]) delete by[op];
+    for (const op of Object.keys(by)) by[op]! -= before[op] ?? 0;
+    return by;
+  };
   const m1 = await metrics(op.metricsUrl);
-  const byOperation: Record<string, number> = {};
-  for (const [k, v] of m1) {
-    // summed over accounts
-    const m = k.startsWith('edge_api_requests_total{') ? /operation="([^"]+)"/.exec(k) : null;
-    if (m) byOperation[m[1]!] = (byOperation[m[1]!] ?? 0) + v;
-  }
+  const byOperation = byOperationOf(m1);
   const apiCalls = Object.values(byOperation).reduce((a, b) => a + b, 0);
   // how the reconciles ended, per kind (a requeue or an error is time spent twice)
   const reconciles: Record<string, number> = {};
@@ -259,6 +265,8 @@ try {
       seconds: IDLE_S,
       resync: values.resync,
       api_calls_per_object_per_resync: periods ? Number((idleApi / N / periods).toFixed(3)) : null,
+      // which requests a resync costs: the kinds' lists, page by page
+      api_calls_by_operation: byOperationOf(m2, byOperation),
       kube_writes: idleKube,
     },
     create_to_ready_ms: {
