@@ -11,7 +11,7 @@ import { AccountMetrics } from './runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
 import { INSTALLATION } from './runtime/accounts/resolve.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
-import { Kube, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
+import { Kube, KubeError, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
 import type { KubeTarget } from './runtime/kube-target.ts';
 import type { OnlineTunnel } from './runtime/live-tunnels.ts';
 import { createLogger } from './runtime/logging.ts';
@@ -19,6 +19,9 @@ import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
 import { kindObserver } from './runtime/observer.ts';
 import { ProbeServer } from './runtime/probes.ts';
+
+/** How long a refusal of the operator's credentials at start is taken for RBAC not yet in place. */
+const REFUSED_AT_START_MS = 30_000;
 
 function kubeConfigured(cfg: OperatorConfig): boolean {
   return !!(
@@ -142,7 +145,14 @@ async function startOperator(
     );
 
   const retryLog = (what: string, err: Error) =>
-    log.warn({ err: err.message }, `Kubernetes API not reachable while reading the ${what}; retrying`);
+    log.warn(
+      { err: err.message },
+      err instanceof KubeError
+        ? `Kubernetes API answered ${err.status} while reading the ${what}; retrying`
+        : `Kubernetes API not reachable while reading the ${what}; retrying`,
+    );
+  // RBAC applied with the pod, or a kube-apiserver just restarted, may refuse the service account for a moment
+  const startup = { refusedForMs: REFUSED_AT_START_MS };
   const clusterId =
     cfg.clusterId ??
     (
@@ -150,6 +160,7 @@ async function startOperator(
         'cluster id',
         () => kube.get({ group: '', version: 'v1', plural: 'namespaces' }, undefined, 'kube-system'),
         retryLog,
+        startup,
       )
     ).metadata.uid!;
 
@@ -159,6 +170,7 @@ async function startOperator(
       'digest key',
       () => loadDigestKey(kube, cfg.leaderElectionNamespace),
       retryLog,
+      startup,
     );
   } catch (err) {
     throw new Error(

@@ -5,7 +5,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTransient, Kube, KubeError } from '../../src/operator/runtime/kube.ts';
+import { isTransient, Kube, KubeError, whileTransient } from '../../src/operator/runtime/kube.ts';
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));
@@ -52,6 +52,55 @@ describe('kube client errors', () => {
     expect(isTransient(e)).toBe(false);
     expect(e.message).toContain('secrets "x" not found');
     expect(e.reason).toBe('NotFound');
+  });
+});
+
+describe('a start-up read while the service account is refused', () => {
+  const secrets = { group: '', version: 'v1', plural: 'secrets' };
+  /** A server that refuses the first `refusals` requests with 403, then answers. */
+  const refusing = async (refusals: number) => {
+    let seen = 0;
+    const port = await listen((_req, res) => {
+      const refuse = seen++ < refusals;
+      res.writeHead(refuse ? 403 : 200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify(
+          refuse
+            ? {
+                kind: 'Status',
+                reason: 'Forbidden',
+                message:
+                  'secrets "key" is forbidden: User "system:serviceaccount:ops:edge" cannot get resource "secrets"',
+              }
+            : { metadata: { name: 'key' } },
+        ),
+      );
+    });
+    return { read: () => kubeAt(port).get(secrets, 'ops', 'key'), seen: () => seen };
+  };
+
+  it('is read once RBAC lets it through, within the time given for that', async () => {
+    const s = await refusing(2);
+    const retried: string[] = [];
+    const got = await whileTransient('digest key', s.read, (_w, e) => retried.push(e.message), {
+      refusedForMs: 5_000,
+    });
+    expect(got.metadata.name).toBe('key');
+    expect(retried).toHaveLength(2);
+    expect(retried[0]).toContain('cannot get resource "secrets"');
+  });
+
+  it('fails at once without that time (a command run by a user), and after it when the refusal lasts', async () => {
+    const s = await refusing(1_000);
+    const at = Date.now();
+    await expect(whileTransient('digest key', s.read, () => {})).rejects.toMatchObject({ status: 403 });
+    expect(s.seen()).toBe(1);
+    await expect(whileTransient('digest key', s.read, () => {}, { refusedForMs: 600 })).rejects.toThrow(
+      /forbidden/,
+    );
+    // 250 + 500 ms of backoff fit in 600 ms only once: two more requests, then the error
+    expect(s.seen()).toBe(3);
+    expect(Date.now() - at).toBeLessThan(2_000);
   });
 });
 
