@@ -1,7 +1,7 @@
 // Shared by the benchmark scripts and the small-N e2e run: a mixed set of objects of every
 // kind, convergence timing, and the invariants (no duplicate, no orphan, nothing stuck).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
@@ -312,6 +312,8 @@ function podServiceAccount(kubeconfig: string): Promise<string> {
         },
       );
       const d = mkdtempSync(join(tmpdir(), 'bench-sa-'));
+      // the token is good for hours: it leaves with the benchmark (a signal's exit included)
+      process.once('exit', () => rmSync(d, { recursive: true, force: true }));
       writeFileSync(join(d, 'token'), status.token);
       writeFileSync(join(d, 'ca.crt'), kubeconfigCa(kubeconfig));
       writeFileSync(join(d, 'namespace'), 'kube-system');
