@@ -102,10 +102,6 @@ export class Observer {
     this.opts = o;
   }
 
-  get kind(): string {
-    return this.opts.kind;
-  }
-
   get conflictKey(): ObserverOptions['conflictKey'] {
     return this.opts.conflictKey;
   }
