@@ -21,7 +21,7 @@ import {
   startOperator,
   sumMetric,
 } from './lib.ts';
-import { commit, machine, writeResult } from './report.ts';
+import { commit, machine, previousResult, writeResult } from './report.ts';
 import { benchWorld } from './world.ts';
 
 const { values } = parseArgs({
@@ -296,7 +296,21 @@ try {
     },
     converge_wait_seconds: Number((convergeMs / 1000).toFixed(1)),
   };
-  writeResult(values.objects === 'mixed' ? `convergence-${N}` : `convergence-${values.objects}-${N}`, result);
+  const name = values.objects === 'mixed' ? `convergence-${N}` : `convergence-${values.objects}-${N}`;
+  writeResult(name, {
+    ...result,
+    // the figures this result replaces, beside the new ones
+    ...previousResult(name, [
+      'ratio',
+      'api_calls_per_object',
+      'kube_writes_per_object',
+      'operator_cpu_seconds_until_ready',
+      'idle.api_calls_per_object_per_resync',
+      'memory.rss_at_start_mib',
+      'memory.rss_mib',
+      'memory.rss_after_idle_mib',
+    ]),
+  });
 } finally {
   await api.close();
   await w.close();

@@ -5,12 +5,12 @@
 // kind converged and one resync behind them.
 // Usage: npm run bench:lean [-- --n 1000] [--runs 3] [--samples 5] [--name lean-before] [--last-applied]
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { imageEnv, imageNodeArgs } from '../support/operator.ts';
 import { createAll, metrics, mixedObjects, readyTracker, startOperator } from './lib.ts';
-import { commit, machine, writeResult } from './report.ts';
+import { commit, machine, previousResult, writeResult } from './report.ts';
 import { benchWorld } from './world.ts';
 
 const { values } = parseArgs({
@@ -160,11 +160,6 @@ try {
     }
     const round = (x: number) => Number(x.toFixed(1));
     const name = values.name ?? (N ? `lean-${N}` : 'lean');
-    // the figures this result replaces, beside the new ones
-    const file = join(import.meta.dirname, 'results', `${name}.json`);
-    const before = existsSync(file)
-      ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)
-      : undefined;
     writeResult(name, {
       date: new Date().toISOString(),
       commit: commit(),
@@ -186,22 +181,13 @@ try {
             per_object_kib: round(((afterResync! - atStart) * 1024) / N),
           }
         : {}),
-      ...(before
-        ? {
-            previous: Object.fromEntries(
-              [
-                'date',
-                'commit',
-                'rss_at_start_mib',
-                'bare_node_mib',
-                'rss_converged_mib',
-                'rss_after_resync_mib',
-              ]
-                .filter((k) => before[k] !== undefined)
-                .map((k) => [k, before[k]]),
-            ),
-          }
-        : {}),
+      // the figures this result replaces, beside the new ones
+      ...previousResult(name, [
+        'rss_at_start_mib',
+        'bare_node_mib',
+        'rss_converged_mib',
+        'rss_after_resync_mib',
+      ]),
     });
   } finally {
     bare.kill();

@@ -1,6 +1,6 @@
 // What every benchmark result says about where it ran, and where results are written.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 
@@ -33,4 +33,22 @@ export function writeResult(name: string, result: object): void {
   const text = `${JSON.stringify(result, null, 2)}\n`;
   writeFileSync(join(out, `${name}.json`), text);
   process.stdout.write(text);
+}
+
+/**
+ * The figures a result about to be written under `name` replaces (the previous run's: often the
+ * previous commit's), to print beside the new ones; `paths` name them, nested with dots
+ * (`memory.rss_mib`). Nothing when there is no earlier result.
+ */
+export function previousResult(name: string, paths: string[]): { previous?: Record<string, unknown> } {
+  const file = join(import.meta.dirname, 'results', `${name}.json`);
+  if (!existsSync(file)) return {};
+  const before = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const at = (path: string) =>
+    path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], before);
+  return {
+    previous: Object.fromEntries(
+      ['date', 'commit', ...paths].flatMap((p) => (at(p) === undefined ? [] : [[p, at(p)]])),
+    ),
+  };
 }
