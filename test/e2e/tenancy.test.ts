@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/api/client.ts';
 import { FINALIZER, ID_ANNOTATION } from '../../src/operator/kinds/crd-schema.ts';
+import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 import {
   condition,
@@ -137,6 +138,51 @@ describe.skipIf(!!skipReason)('tenancy: one namespace cannot reach another', () 
       expect((o.status as { id?: string }).id).toBeUndefined();
     }
     expect(await victimState()).toEqual(before);
+  });
+
+  it('a resource another namespace adopted without a write (no owner marker) is refused too, and survives the attacker’s delete', async () => {
+    const made = await w.api.ipPolicies.create({ description: 'made outside the cluster' });
+    await w.kube.create(
+      P,
+      victim,
+      obj(
+        'IPPolicy',
+        victim,
+        'outside',
+        { description: 'made outside the cluster' },
+        { [ID_ANNOTATION]: made.id },
+      ),
+    );
+    await waitFor('outside Ready', async () => ready(await get(P, victim, 'outside')) || undefined);
+    const unmarked = async () => {
+      const r = await w.api.ipPolicies.get(made.id);
+      return { description: r.description, owner: decodeMetadata(r.metadata).owner };
+    };
+    // the precondition: adopting an equal resource wrote nothing, so no marker says whose it is
+    expect(await unmarked()).toEqual({ description: 'made outside the cluster', owner: undefined });
+    await w.kube.create(
+      P,
+      attacker,
+      obj(
+        'IPPolicy',
+        attacker,
+        'steal-unmarked',
+        { description: 'hijacked by rt4' },
+        { [ID_ANNOTATION]: made.id },
+      ),
+    );
+    const o = await stalled(P, attacker, 'steal-unmarked');
+    expect(condition(o, 'Stalled')).toMatchObject({
+      reason: 'OwnedElsewhere',
+      message: `${made.id} is managed by an object in another namespace; not taking it over`,
+    });
+    await w.kube.delete(P, attacker, 'steal-unmarked');
+    await waitFor(
+      'steal-unmarked gone',
+      async () => !(await get(P, attacker, 'steal-unmarked')) || undefined,
+    );
+    expect(await unmarked()).toEqual({ description: 'made outside the cluster', owner: undefined });
+    expect(ready(await get(P, victim, 'outside'))).toBe(true);
   });
 
   it('a raw-id reference into another namespace’s resource is refused: Stalled/ReferenceNotAllowed, no rule added', async () => {

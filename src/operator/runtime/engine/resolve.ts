@@ -1,8 +1,9 @@
 // What an object wants: references resolved to ids (duplicates and cycles stall), Secrets
-// read, raw ids checked against other namespaces, the modules built; or why it cannot say
+// read, raw ids and the id named for adoption checked against other namespaces, the modules built; or why it cannot say
 // yet (a Failure, a value like every other outcome).
 import { describeAccount } from '../accounts/resolve.ts';
 import type { Common } from '../binding.ts';
+import { ID_ANNOTATION } from '../constants.ts';
 import type { KubeObject } from '../kube.ts';
 import { encodeMetadata } from '../owner.ts';
 import {
@@ -59,6 +60,22 @@ function checkRawIds(ctx: EngineContext, obj: KubeObject): Failure | undefined {
     if (crossed) return crossed;
   }
   return undefined;
+}
+
+/**
+ * The id annotation names a resource to adopt (or, with managementPolicy Observe, to read):
+ * not one an object of another namespace manages, even in a shared account. Adopting rewrites
+ * the resource to this object's spec and deletes it with this object. A resource adopted
+ * without a write, or only observed, carries no owner marker to refuse it (plan.ts
+ * `ownership`): the caches know who holds it. An id already in this object's status is its own.
+ */
+function checkAdoptedId(ctx: EngineContext, obj: KubeObject): Failure | undefined {
+  const id = obj.metadata.annotations?.[ID_ANNOTATION];
+  if (!id || (obj.status as Status | undefined)?.id === id) return undefined;
+  const holder = ctx.opts.cache.managerOf(id);
+  if (!holder || holder.namespace === obj.metadata.namespace) return undefined;
+  // as plan.ts says it of a marked resource: the same words whichever way it is known
+  return stalled('OwnedElsewhere', `${id} is managed by an object in another namespace; not taking it over`);
 }
 
 /** A reference never crosses accounts: a route of account A never points at a backend of account B. */
@@ -180,7 +197,7 @@ async function readSecrets(
 
 /** What the object asks the API for: references resolved, Secrets read, modules built. */
 export async function wanted(ctx: EngineContext, obj: KubeObject): Promise<Wanted | Failure> {
-  const refused = checkRawIds(ctx, obj);
+  const refused = checkRawIds(ctx, obj) ?? checkAdoptedId(ctx, obj);
   if (refused) return refused;
   const spec = (obj.spec ?? {}) as Spec;
   const ids = resolveReferences(ctx, obj, spec);
