@@ -6,6 +6,7 @@ import { accountDeleteStep } from '../../src/operator/runtime/accounts/controlle
 import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
 import {
   type AccountFacts,
+  accountFlow,
   accountLabel,
   accountRefKey,
   admits,
@@ -17,6 +18,7 @@ import {
   urlAllowed,
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import { accountRefOf } from '../../src/operator/runtime/references.ts';
+import { WorkQueue } from '../../src/operator/runtime/workqueue.ts';
 
 const facts = (o: {
   installation?: boolean;
@@ -287,6 +289,23 @@ describe('names of accounts', () => {
     expect(accountRefOf(o({ accountRef: { kind: 'ClusterEdgeAccount', name: 's' } }))).toBe(
       accountRefKey('ClusterEdgeAccount/s'),
     );
+  });
+});
+
+describe('the account queue takes turns by namespace', () => {
+  it('one namespace’s thousand accounts do not hold back another namespace’s one, nor a cluster account', async () => {
+    const q = new WorkQueue<string>({ name: 'account', flowOf: accountFlow });
+    for (let i = 0; i < 1000; i++) q.add(`EdgeAccount/noisy/a${i}`);
+    q.add('EdgeAccount/quiet/default');
+    q.add('ClusterEdgeAccount/shared');
+    const first: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const id = (await q.get())!;
+      first.push(id);
+      q.done(id);
+    }
+    expect(first).toEqual(expect.arrayContaining(['EdgeAccount/quiet/default', 'ClusterEdgeAccount/shared']));
+    q.shutdown(0);
   });
 });
 

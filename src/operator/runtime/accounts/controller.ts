@@ -14,7 +14,14 @@ import { WorkQueue } from '../workqueue.ts';
 import { KeyHolds } from './key-hold.ts';
 import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
-import { type AccountFacts, accountId, accountRefKey, type Resolution, urlAllowed } from './resolve.ts';
+import {
+  type AccountFacts,
+  accountFlow,
+  accountId,
+  accountRefKey,
+  type Resolution,
+  urlAllowed,
+} from './resolve.ts';
 import { writeStatus } from './status.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
@@ -64,7 +71,12 @@ export class AccountController {
   readonly informers: Informer[];
   private readonly byKind: Map<AccountKind, Informer[]>;
   private readonly namespaceInformer: Informer;
-  private readonly queue = new WorkQueue<string>({ name: 'account' });
+  /**
+   * One worker for every account, taking turns by namespace (a cluster account's turn is its
+   * own): a tenant's thousand accounts on one Secret it keeps editing do not hold back another
+   * tenant's new account.
+   */
+  private readonly queue = new WorkQueue<string>({ name: 'account', flowOf: accountFlow });
   private readonly o: AccountControllerOptions;
   private stopping = false;
   private readonly keyProbe: KeyProbe;
@@ -136,7 +148,11 @@ export class AccountController {
         inf.on((type, obj, old) => {
           const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
           // a delete too: its key Secret's hold goes
-          if (type === 'delete') void this.o.registry.remove(id);
+          if (type === 'delete') {
+            void this.o.registry.remove(id);
+            // names come and go (a tenant may make and delete accounts in a loop): nothing stays per name
+            this.keyProbe.refusedAt.delete(id);
+          }
           this.queue.add(id);
           // objects waiting for it to exist, or to admit them, look again; not at each status write
           if (type !== 'update' || obj.metadata.generation !== old?.metadata.generation)

@@ -11,6 +11,13 @@ export const DEFAULT_ACCOUNT_NAME = 'default';
 export const accountId = (kind: AccountKind, namespace: string | undefined, name: string): string =>
   kind === 'EdgeAccount' ? `EdgeAccount/${namespace}/${name}` : `ClusterEdgeAccount/${name}`;
 
+/**
+ * The turn an account's work takes in the account queue: an EdgeAccount its namespace's (a
+ * tenant's many accounts share one), a cluster account or the installation's its own.
+ */
+export const accountFlow = (id: string): string =>
+  id.startsWith('EdgeAccount/') ? `namespace ${id.split('/')[1]}` : id;
+
 /** An account's identity as the reverse index of references knows it (`Kind/namespace/name`). */
 export const accountRefKey = (id: string): string | undefined =>
   id.startsWith('EdgeAccount/')
