@@ -64,13 +64,15 @@ export async function faultCrashRun(o: FaultCrashOptions) {
     '--leader-elect',
     'false',
   ];
-  let op: OperatorChild = await startOperator(o.emu, o.kubeconfig, o.ns, clusterId, o.port, extra);
+  let op: OperatorChild = await startOperator(o.emu, o.kubeconfig, o.ns, clusterId, o.port, extra, {
+    asPod: true,
+  });
   const crashLoop = async (count: number, done: () => boolean) => {
     for (let i = 0; i < count && !done(); i++) {
       await new Promise((r) => setTimeout(r, 300 + rand() * 2500));
       await op.kill('SIGKILL');
       log(`crash ${i + 1}/${count}: operator killed`);
-      op = await startOperator(o.emu, o.kubeconfig, o.ns, clusterId, o.port, extra);
+      op = await startOperator(o.emu, o.kubeconfig, o.ns, clusterId, o.port, extra, { asPod: true });
     }
   };
   let restarts = 0;
@@ -91,7 +93,8 @@ export async function faultCrashRun(o: FaultCrashOptions) {
   await waitAll('all Ready under faults', allReady(o.kube, o.ns, o.n), timeoutMs);
   converged = true;
   const convergeMs = performance.now() - t0;
-  const afterCreate = await invariants(o.kube, api, o.ns, clusterId);
+  // read while the faults still run: a list the faults break (after the client's own retries) is read again
+  const afterCreate = (await persist(() => invariants(o.kube, api, o.ns, clusterId)))!;
   log(
     `converged in ${(convergeMs / 1000).toFixed(1)}s: ${afterCreate.remotes} remote resources, ${afterCreate.duplicates.length} duplicates, ${afterCreate.orphans.length} orphans`,
   );
@@ -124,6 +127,8 @@ export async function faultCrashRun(o: FaultCrashOptions) {
     remainingAfterDelete: left.length,
     unexpectedExits: [...unexpectedExits],
     logLinesScanned: operatorLogs.length,
+    /** starts that met a refusal of the service account's token (kube-apiserver just restarted) and waited it out */
+    refusalsWaitedOut: operatorLogs.filter((l) => /answered 40[13] while reading/.test(l)).length,
     secretLeaks: leaks,
   };
 }

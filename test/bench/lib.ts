@@ -113,16 +113,18 @@ export async function pool<T>(
   );
 }
 
-/** Retries while the API server is away (a restart under test); 'already exists' and 'gone' count as done. */
-export async function persist(fn: () => Promise<unknown>, attempts = 60): Promise<void> {
+/**
+ * Retries while the API server is away (a restart under test) or the Edge API's faults break a
+ * request (status 0, 5xx, 429); 'already exists' and 'gone' count as done (undefined).
+ */
+export async function persist<T>(fn: () => Promise<T>, attempts = 60): Promise<T | undefined> {
   for (let i = 1; ; i++) {
     try {
-      await fn();
-      return;
+      return await fn();
     } catch (e) {
       const status = (e as { status?: number }).status;
-      if (status === 409 || status === 404) return;
-      if (i >= attempts || (status !== undefined && status < 500 && status !== 429)) throw e;
+      if (status === 409 || status === 404) return undefined;
+      if (i >= attempts || (status !== undefined && status !== 0 && status < 500 && status !== 429)) throw e;
       await new Promise((r) => setTimeout(r, 500));
     }
   }
@@ -235,9 +237,9 @@ export async function startOperator(
   extra: string[] = [],
   /**
    * On a service account's token, as the chart's pod (the memory benchmarks: the credentials
-   * decide what the operator loads); else on the kubeconfig's admin certificate, which the
-   * fault benchmark needs: a kube-apiserver it has just restarted refuses a service account
-   * (RBAC's caches not yet filled) where it lets system:masters through.
+   * decide what the operator loads; the fault benchmark: a kube-apiserver it has just restarted
+   * refuses a service account until RBAC's caches are filled, where it lets system:masters
+   * through); else on the kubeconfig's admin certificate.
    */
   o: { asPod?: boolean } = {},
 ): Promise<OperatorChild> {
