@@ -305,7 +305,7 @@ describe('the account queue takes turns by namespace', () => {
       q.done(id);
     }
     expect(first).toEqual(expect.arrayContaining(['EdgeAccount/quiet/default', 'ClusterEdgeAccount/shared']));
-    q.shutdown(0);
+    await q.shutdown(0);
   });
 });
 

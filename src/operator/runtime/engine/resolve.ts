@@ -1,6 +1,6 @@
 // What an object wants: references resolved to ids (duplicates and cycles stall), Secrets
-// read, raw ids and the id named for adoption checked against other namespaces, the modules built; or why it cannot say
-// yet (a Failure, a value like every other outcome).
+// read, raw ids and the id named for adoption checked against other namespaces, the modules
+// built; or why it cannot say yet (a Failure, a value like every other outcome).
 import { describeAccount } from '../accounts/resolve.ts';
 import type { Common } from '../binding.ts';
 import { ID_ANNOTATION } from '../constants.ts';
