@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import { KubeError } from '../../src/operator/runtime/kube.ts';
+import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { applyExamples, type EngineWorld, engineWorld } from '../support/engine-world.ts';
 
 let w: EngineWorld;
@@ -527,6 +529,56 @@ describe('engine: a namespace is a tenant', () => {
     });
     expect(w.calls()).toEqual({});
     expect(reasons()).toContain('ReferenceNotAllowed');
+  });
+
+  it('an id annotation naming a resource another namespace adopted without a write (no marker) is refused, to adopt and to observe', async () => {
+    w = await engineWorld();
+    const made = await w.api.ipPolicies.create({ description: 'made outside the cluster' });
+    w.apply(
+      'IPPolicy',
+      'theirs',
+      { description: 'made outside the cluster' },
+      { [ID_ANNOTATION]: made.id },
+      'other',
+    );
+    await w.converge();
+    expect(status(w.get('IPPolicy', 'theirs', 'other')).id).toBe(made.id);
+    // the precondition: adopting an equal resource wrote no owner marker
+    expect(decodeMetadata((await w.api.ipPolicies.get(made.id)).metadata).owner).toBeUndefined();
+    w.apply('IPPolicy', 'take', { description: 'taken' }, { [ID_ANNOTATION]: made.id });
+    w.apply('IPPolicy', 'peek', { managementPolicy: 'Observe' }, { [ID_ANNOTATION]: made.id });
+    w.calls();
+    for (const name of ['take', 'peek']) {
+      await w.reconcile('IPPolicy', name);
+      expect(w.ready('IPPolicy', name)).toMatchObject({
+        status: 'False',
+        reason: 'OwnedElsewhere',
+        message: `${made.id} is managed by an object in another namespace; not taking it over`,
+      });
+      expect(status(w.get('IPPolicy', name)).id).toBeUndefined();
+    }
+    expect(w.calls()).toEqual({});
+    expect((await w.api.ipPolicies.get(made.id)).description).toBe('made outside the cluster');
+  });
+
+  it('an object with its own id in status goes on when its annotation is changed to another namespace’s id (status decides)', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'theirs', {}, undefined, 'other');
+    w.apply('IPPolicy', 'corp', { description: 'ours' });
+    await w.converge();
+    const ours = idOf('IPPolicy', 'corp');
+    const theirs = status(w.get('IPPolicy', 'theirs', 'other')).id as string;
+    await w.kube.patch(
+      { group: 'edge.tunnel.dev', version: 'v1alpha1', plural: 'ippolicies' },
+      'team',
+      'corp',
+      { metadata: { annotations: { [ID_ANNOTATION]: theirs } } },
+    );
+    w.apply('IPPolicy', 'corp', { description: 'ours, edited' });
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.ready('IPPolicy', 'corp')?.status).toBe('True');
+    expect(idOf('IPPolicy', 'corp')).toBe(ours);
+    expect((await w.api.ipPolicies.get(ours)).description).toBe('ours, edited');
   });
 
   it('the same id is this namespace’s own to reference: the rule is created in it', async () => {

@@ -14,7 +14,7 @@ import {
   QUIET_WAIT_MS,
   stalled,
 } from './failure.ts';
-import { ownerOf } from './plan.ts';
+import { isObserveOnly, ownerOf } from './plan.ts';
 import type { EngineContext, Status, Wanted } from './types.ts';
 
 const METADATA_MAX = 4096;
@@ -70,8 +70,12 @@ function checkRawIds(ctx: EngineContext, obj: KubeObject): Failure | undefined {
  * `ownership`): the caches know who holds it. An id already in this object's status is its own.
  */
 function checkAdoptedId(ctx: EngineContext, obj: KubeObject): Failure | undefined {
-  const id = obj.metadata.annotations?.[ID_ANNOTATION];
-  if (!id || (obj.status as Status | undefined)?.id === id) return undefined;
+  const named = obj.metadata.annotations?.[ID_ANNOTATION];
+  const own = (obj.status as Status | undefined)?.id;
+  // the annotation's id is the one worked on as readId and observeOnlyId take it: observe-only
+  // reads it; a sync adopts it only while status holds none (then status decides)
+  const id = isObserveOnly(obj) || !own ? named : undefined;
+  if (!id || own === id) return undefined;
   const holder = ctx.opts.cache.managerOf(id);
   if (!holder || holder.namespace === obj.metadata.namespace) return undefined;
   // as plan.ts says it of a marked resource: the same words whichever way it is known
