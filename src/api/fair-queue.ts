@@ -1,13 +1,23 @@
 // Fair queuing within priorities (the API server's Priority and Fairness, reduced to what one
-// operator needs). Every item belongs to a flow (a namespace). Priorities keep their order;
-// within one, the flows that have items take turns, one item a turn: every item costs about
-// the same (one reconcile, one request), so this is deficit round robin with a quantum of one.
-// A flow with one item waits for one turn of each other busy flow, not for their backlogs.
+// operator needs). Every item belongs to a flow (a namespace). Within a priority, the flows
+// that have items take turns, one item a turn: every item costs about the same (one reconcile,
+// one request), so this is deficit round robin with a quantum of one. A flow with one item
+// waits for one turn of each other busy flow, not for their backlogs.
+//
+// Between priorities, urgent work (edits, deletes) goes before creates, but not for ever: while
+// both wait, creates get one turn after every URGENT_TURNS urgent ones, as APF's priority
+// levels each keep a share. Otherwise, in an account two namespaces share, one namespace's
+// bulk delete or stream of edits would hold the other's creates for as long as it lasts. An
+// edit still waits for one create at most; observation (`low`) comes after both.
 //
 // Every operation is O(1) amortised, whatever the number of flows or items: the busy flows of a
 // priority are a Map in turn order (a flow just served goes to the back, a new one joins at the
 // back), each flow's items a Set in arrival order, so removing an item from the middle is cheap.
 import { PRIORITIES, type Priority } from './priority.ts';
+
+/** While urgent and high items both wait, urgent ones take this many turns for each high one. */
+export const URGENT_TURNS = 3;
+const HIGH_FIRST: readonly Priority[] = ['high', 'urgent', 'low'];
 
 interface Place {
   priority: Priority;
@@ -22,6 +32,8 @@ export class FairQueue<T> {
   };
   private readonly counts: Record<Priority, number> = { urgent: 0, high: 0, low: 0 };
   private readonly places = new Map<T, Place>();
+  /** Urgent items handed out in a row while high ones waited. */
+  private urgentRun = 0;
 
   get size(): number {
     return this.places.size;
@@ -72,31 +84,21 @@ export class FairQueue<T> {
     return true;
   }
 
-  /** The highest priority with items (only `urgent` when `onlyUrgent`). */
-  top(onlyUrgent = false): Priority | undefined {
-    for (const p of onlyUrgent ? (['urgent'] as const) : PRIORITIES) if (this.counts[p]) return p;
+  /** The highest priority with items. */
+  top(): Priority | undefined {
+    for (const p of PRIORITIES) if (this.counts[p]) return p;
     return undefined;
   }
 
-  /** The next item: the first of the flow whose turn it is, at the highest priority with items. */
+  /** The next item: the first of the flow whose turn it is, at the priority whose turn it is. */
   shift(onlyUrgent = false): T | undefined {
-    const priority = this.top(onlyUrgent);
-    if (!priority) return undefined;
-    const level = this.levels[priority];
-    const [flow, items] = level.entries().next().value!;
-    const item = items.values().next().value as T;
-    this.remove(item);
-    // the flow served goes to the back of the turn order
-    if (level.has(flow)) {
-      level.delete(flow);
-      level.set(flow, items);
-    }
-    return item;
+    return this.shiftWhere(() => true, undefined, onlyUrgent)?.[0];
   }
 
   /**
-   * The next item of a flow `ok` accepts, in turn order at the highest priority that has one
-   * (only `urgent` with `onlyUrgent`), and that `okItem` accepts: the first such of its flow.
+   * The next item of a flow `ok` accepts, in turn order at the priority whose turn it is (the
+   * highest, unless high's share is due) or else the next that has one (only `urgent` with
+   * `onlyUrgent`), and that `okItem` accepts: the first such of its flow.
    * Skips only the flows refused (those already being served: as many as the workers at most)
    * and the items refused (those of an account holding as many workers as it may).
    */
@@ -105,7 +107,12 @@ export class FairQueue<T> {
     okItem?: (item: T) => boolean,
     onlyUrgent = false,
   ): [T, Priority] | undefined {
-    for (const priority of onlyUrgent ? (['urgent'] as const) : PRIORITIES) {
+    const order = onlyUrgent
+      ? (['urgent'] as const)
+      : this.counts.high && this.urgentRun >= URGENT_TURNS
+        ? HIGH_FIRST
+        : PRIORITIES;
+    for (const priority of order) {
       const level = this.levels[priority];
       for (const [flow, items] of level) {
         if (!ok(flow)) continue;
@@ -123,6 +130,7 @@ export class FairQueue<T> {
           level.delete(flow);
           level.set(flow, items);
         }
+        this.urgentRun = priority === 'urgent' && this.counts.high ? this.urgentRun + 1 : 0;
         return [item, priority];
       }
     }

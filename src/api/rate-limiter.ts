@@ -5,7 +5,8 @@
 // leave room for it) and, after a pause, hands out a clump that makes the next caller wait;
 // requests evenly spaced keep an urgent caller's wait under one interval.
 // Callers wait in a FairQueue: by priority, and within one the namespaces take turns, so one
-// namespace's bulk apply does not hold another namespace's single change.
+// namespace's bulk apply does not hold another namespace's single change; urgent callers do not
+// hold creates for ever either (they keep a share: see FairQueue).
 import { FairQueue } from './fair-queue.ts';
 import { currentCell, type Priority, type PriorityCell } from './priority.ts';
 
@@ -81,9 +82,10 @@ export class RateLimiter {
   }
 
   /**
-   * Resolves when a request may be sent. Urgent callers are served first, then high, then
-   * low: a user's edit never queues behind drift observation. Within a priority the flows
-   * (namespaces) take turns, each flow's callers in order of arrival.
+   * Resolves when a request may be sent. Urgent callers are served first (but a high one
+   * after every URGENT_TURNS urgent while both wait), then high, then low: a user's edit never
+   * queues behind drift observation, and waits for one create at most. Within a priority the
+   * flows (namespaces) take turns, each flow's callers in order of arrival.
    */
   take(priority?: Priority): Promise<void> {
     if (!Number.isFinite(this.perMinute)) return Promise.resolve();

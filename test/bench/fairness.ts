@@ -2,6 +2,8 @@
 // `bulk` applies N objects of all kinds; 5 s after that apply starts, namespace `small` applies one
 // IP policy and namespace `edit` edits one it already has. Measures how long each waits while the
 // bulk converges, and the bulk's convergence against the time the limit allows (as bench:budget).
+// Then `bulk` deletes its N objects (urgent work) and, 5 s later, `small` applies one more: how
+// long it waits while the deletes go on, and the deletes against the time the limit allows.
 // Then, with no limit, the operator's CPU to converge the same N objects in 1 and in --spread
 // namespaces (fair queuing must not cost more per request as namespaces grow).
 // Usage: npm run bench:fairness -- --n 1000 [--rate-limit 120] [--spread 100] [--no-cpu]
@@ -16,6 +18,8 @@ import {
   listAll,
   metrics,
   mixedObjects,
+  pluralOf,
+  pool,
   readyTracker,
   res,
   startOperator,
@@ -114,6 +118,27 @@ async function fairPhase() {
   const convergeS = (performance.now() - t0) / 1000;
   const converged = w.emu.counters.snapshot();
   const m = await metrics(op.metricsUrl);
+
+  // --- the bulk namespace deletes everything (deletes are urgent); 5 s later `small` applies
+  // one more object, which takes creates' share instead of waiting for the last delete
+  w.emu.counters.reset();
+  const smallAgain = readyTracker(w.kube, small);
+  await smallAgain.synced;
+  const td = performance.now();
+  const deleting = pool(objs, 16, (o) => w.kube.delete(res(pluralOf(o.kind!)), bulk, o.metadata.name));
+  await sleep(5000);
+  const tTwo = performance.now();
+  await createAll(w.kube, [obj('IPPolicy', small, 'two', { description: 'small team, again' })]);
+  await smallAgain.all(2, 600_000);
+  const twoMs = smallAgain.readyAt.get('IPPolicy/two')! - tTwo;
+  const bulkLeftWhenTwoReady = (await listAll(w.kube, bulk)).length;
+  smallAgain.stop();
+  await deleting;
+  while ((await listAll(w.kube, bulk).catch(() => [1])).length) await sleep(2000);
+  const deleteS = (performance.now() - td) / 1000;
+  const deleted = w.emu.counters.snapshot();
+  const deletes = sum(deleted, (o, s) => o.endsWith('.delete') && s.startsWith('2'));
+  const md = await metrics(op.metricsUrl);
   await op.kill();
   const writes = sum(converged, (o, s) => /\.(create|update|put|delete)$/.test(o) && s.startsWith('2'));
   const allowedS = (writes / RATE) * 60;
@@ -144,6 +169,18 @@ async function fairPhase() {
         ]),
       ),
       rss_mib: Math.round((m.get('process_resident_memory_bytes') ?? 0) / 2 ** 20),
+    },
+    small_namespace_one_object_ready_during_bulk_delete_ms: Math.round(twoMs),
+    bulk_objects_left_when_it_was_ready: bulkLeftWhenTwoReady,
+    bulk_delete: {
+      seconds: Number(deleteS.toFixed(1)),
+      api_deletes: deletes,
+      seconds_the_limit_allows_for_them: Number(((deletes / RATE) * 60).toFixed(1)),
+      ratio: Number((deleteS / ((deletes / RATE) * 60)).toFixed(3)),
+      api_requests: sum(deleted, () => true),
+      throttled_429: sum(deleted, (_o, s) => s === '429'),
+      kube_writes_per_object: Number(((kubeWrites(md).objects - kube.objects) / N).toFixed(2)),
+      rss_mib: Math.round((md.get('process_resident_memory_bytes') ?? 0) / 2 ** 20),
     },
   });
 }

@@ -1,5 +1,5 @@
 // Fair share of one account's budget (the emulator enforces a low limit): one namespace's burst
-// of creates does not hold another namespace's single object, which goes at its turn.
+// of creates, or of deletes, does not hold another namespace's single object, which goes at its turn.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
 import { metrics, sumMetric } from '../support/operator.ts';
@@ -67,5 +67,29 @@ describe.skipIf(!!skipReason)('fair share between namespaces', () => {
     ).toBeGreaterThan(0);
     await waitFor('every policy Ready', async () => (await w.kube.list(P, w.ns)).items.every(ready), 90_000);
     expect(w.emu.counters.byStatus(429)).toBe(0);
+  }, 150_000);
+
+  it("another namespace's bulk delete (urgent work) does not hold a namespace's new object until it ends", async () => {
+    // 40 deletes (urgent, one request each) is about 40 s of budget at 60 a minute
+    const names = (await w.kube.list(P, w.ns)).items.map((o) => o.metadata.name);
+    expect(names.length).toBe(40);
+    await Promise.all(names.map((n) => w.kube.delete(P, w.ns, n)));
+    await new Promise((r) => setTimeout(r, 3000));
+    await apply(w.kube, [obj('IPPolicy', small, 'two', { description: 'small team, again' })], small);
+    await waitFor(
+      'the small namespace new object Ready',
+      async () => ready(await w.kube.get(P, small, 'two')),
+      30_000,
+      50,
+    );
+    // strict priority would have served every delete first; a create takes a turn after three
+    // (a deleted object stays, held by its finalizer, until its remote resource is deleted)
+    const left = (await w.kube.list(P, w.ns)).items.length;
+    expect(left).toBeGreaterThan(20);
+    await waitFor(
+      'the bulk namespace emptied',
+      async () => (await w.kube.list(P, w.ns)).items.length === 0,
+      90_000,
+    );
   }, 150_000);
 });

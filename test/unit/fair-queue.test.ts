@@ -39,6 +39,16 @@ const rows: Row[] = [
     order: ['a/1', 'b/1', 'a/2', 'a/3', 'b/2', 'b/3'],
   },
   {
+    name: 'urgent work does not hold creates for ever: after three urgent turns, one create',
+    pushed: ['a/1@urgent', 'a/2@urgent', 'a/3@urgent', 'a/4@urgent', 'a/5@urgent', 'b/1', 'b/2'],
+    order: ['a/1', 'a/2', 'a/3', 'b/1', 'a/4', 'a/5', 'b/2'],
+  },
+  {
+    name: 'urgent work before creates while creates have had their turn; observation after both',
+    pushed: ['c/1@low', 'a/1@urgent', 'b/1', 'a/2@urgent', 'a/3@urgent', 'a/4@urgent', 'a/5@urgent', 'b/2'],
+    order: ['a/1', 'a/2', 'a/3', 'b/1', 'a/4', 'a/5', 'b/2', 'c/1'],
+  },
+  {
     name: 'an item taken out (moved up elsewhere) is not handed out, its flow keeps its turn',
     pushed: ['a/1', 'a/2', 'b/1', 'c/1'],
     removed: ['a/1'],
@@ -79,6 +89,29 @@ describe('fair queue: the order of service', () => {
     expect(q.shift(true)).toBe('b/1');
     expect(q.shift(true)).toBeUndefined();
     expect(q.shift()).toBe('a/1');
+  });
+
+  it('urgent items handed out while no create waited do not use up a create’s turn', () => {
+    const q = new FairQueue<string>();
+    for (const k of ['a/1', 'a/2', 'a/3', 'a/4']) q.push(k, 'urgent', 'a');
+    expect([q.shift(), q.shift(), q.shift()]).toEqual(['a/1', 'a/2', 'a/3']);
+    q.push('b/1', 'high', 'b');
+    q.push('a/5', 'urgent', 'a');
+    expect([q.shift(), q.shift(), q.shift()]).toEqual(['a/4', 'a/5', 'b/1']);
+  });
+
+  it('the urgent-only worker takes no create even when a create’s turn is due', () => {
+    const q = new FairQueue<string>();
+    for (const k of ['a/1', 'a/2', 'a/3', 'a/4']) q.push(k, 'urgent', 'a');
+    q.push('b/1', 'high', 'b');
+    expect([q.shift(true), q.shift(true), q.shift(true), q.shift(true)]).toEqual([
+      'a/1',
+      'a/2',
+      'a/3',
+      'a/4',
+    ]);
+    expect(q.shift(true)).toBeUndefined();
+    expect(q.shift()).toBe('b/1');
   });
 });
 
@@ -133,6 +166,37 @@ describe('fair share of the API budget', () => {
     expect(order[0]).toBe('team0');
   });
 
+  it("in a shared account, one namespace's endless urgent calls leave another namespace's creates a share", async () => {
+    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const order: string[] = [];
+    await limiter.take('high');
+    // a tenant that keeps edits, deletes or requested reconciles coming: as soon as one of its
+    // calls is served, another one waits (as many as the workers)
+    let stop = false;
+    let served = 0;
+    const stream = async (): Promise<void> => {
+      // (bounded, so that a limiter that starves the creates ends the test instead of hanging it)
+      while (!stop && served < 200) {
+        await withPriority({ priority: 'urgent', flow: 'loud' }, () => limiter.take());
+        order.push('loud');
+        served++;
+      }
+    };
+    const loud = [stream(), stream(), stream(), stream()];
+    const creates = [0, 1, 2, 3].map((n) =>
+      withPriority({ priority: 'high', flow: 'quiet' }, () => limiter.take()).then(() =>
+        order.push(`quiet${n}`),
+      ),
+    );
+    await Promise.all(creates);
+    stop = true;
+    await Promise.all(loud);
+    // each create after at most three urgent calls: the quiet namespace has a quarter of the budget
+    const at = order.map((o, i) => (o.startsWith('quiet') ? i : -1)).filter((i) => i >= 0);
+    expect(at).toEqual([3, 7, 11, 15]);
+    expect(served).toBeGreaterThanOrEqual(12);
+  });
+
   it('tells each call served and how long it waited', async () => {
     const served: [Priority, number][] = [];
     const limiter = new RateLimiter({
@@ -157,6 +221,15 @@ describe('fair share of the workers', () => {
     q.add('small/p0');
     expect(q.flows).toBe(2);
     expect([await q.get(), await q.get(), await q.get()]).toEqual(['bulk/p0', 'small/p0', 'bulk/p1']);
+  });
+
+  it("another namespace's bulk delete (urgent) leaves the workers to a create one turn in four", async () => {
+    const q = new WorkQueue({ name: 'test' });
+    for (let i = 0; i < 100; i++) q.add(`bulk/p${i}`, 'urgent');
+    q.add('small/p0');
+    const got: (string | undefined)[] = [];
+    for (let i = 0; i < 5; i++) got.push(await q.get());
+    expect(got).toEqual(['bulk/p0', 'bulk/p1', 'bulk/p2', 'small/p0', 'bulk/p3']);
   });
 
   it('an edit moved up goes to the urgent turn of its namespace', async () => {

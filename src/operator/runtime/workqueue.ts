@@ -1,8 +1,8 @@
 // A rate-limited work queue with controller-runtime's semantics: an item is queued at
 // most once, never handed to two workers at a time (re-added while processing, it is
 // processed again afterwards), per-item exponential backoff combined with an overall
-// token bucket, and delayed adds. Waiting items are queued fairly (FairQueue): by priority,
-// and within one the namespaces take turns.
+// token bucket, and delayed adds. Waiting items are queued fairly (FairQueue): by priority
+// (creates keep a share while urgent work waits), and within one the namespaces take turns.
 import { FairQueue } from '../../api/fair-queue.ts';
 import { type Priority, PRIORITY_RANK as RANK } from '../../api/priority.ts';
 import type { Metrics } from './metrics.ts';
@@ -35,8 +35,9 @@ export const namespaceOfKey = (key: unknown): string => {
 };
 
 /**
- * Queued by priority: changes to existing objects first, then other events (creates), then
- * background observation; within a priority, namespaces take turns.
+ * Queued by priority: changes to existing objects first (creates keep one turn in every
+ * URGENT_TURNS + 1 while both wait), then other events (creates), then background
+ * observation; within a priority, namespaces take turns.
  */
 export class WorkQueue<T = string> {
   private readonly queue = new FairQueue<T>();
@@ -237,18 +238,11 @@ export class WorkQueue<T = string> {
    */
   private take(sort: 'any' | 'urgent' | 'newcomer'): T | undefined {
     const cap = this.cap;
-    const capped = Number.isFinite(cap);
-    let next: [T, Priority | undefined] | undefined;
-    if (sort !== 'newcomer' && !capped) {
-      const priority = this.queue.top(sort === 'urgent');
-      const item = this.queue.shift(sort === 'urgent');
-      next = item === undefined ? undefined : [item, priority];
-    } else
-      next = this.queue.shiftWhere(
-        sort === 'newcomer' ? (flow) => !this.busy.has(flow) : () => true,
-        capped ? (item) => !this.accountFull(item, cap) : undefined,
-        sort === 'urgent',
-      );
+    const next = this.queue.shiftWhere(
+      sort === 'newcomer' ? (flow) => !this.busy.has(flow) : () => true,
+      Number.isFinite(cap) ? (item) => !this.accountFull(item, cap) : undefined,
+      sort === 'urgent',
+    );
     if (!next) return undefined;
     this.dirty.delete(next[0]);
     this.begin(...next);
