@@ -1,6 +1,7 @@
 // One account's API hangs (accepts connections, never answers) while another account serves:
 // the hung account's objects wait out --api-timeout, and the other account's objects, in the
-// same namespace as well as in another, are Ready at once. Account A is an EdgeAccount whose
+// same namespace as well as in another, are Ready at once; a key's proof the hung API holds
+// does not hold another namespace's new account either. Account A is an EdgeAccount whose
 // apiURL is a loopback proxy in front of the emulator (allowed by --account-api-urls) that stops
 // answering on cue; account B is a ClusterEdgeAccount on the emulator, shared by both namespaces.
 // Stopping, the operator waits for it no longer than --drain-timeout: then its requests are aborted.
@@ -29,6 +30,7 @@ const CEA = accountResource('ClusterEdgeAccount');
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const KEY_A = 'key-of-account-a';
 const KEY_B = 'key-of-account-b';
+const KEY_C = 'key-of-account-c';
 /** Long enough that a worker waiting on the hung API is still waiting when the test ends. */
 const API_TIMEOUT_S = 60;
 
@@ -86,7 +88,7 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
   };
 
   beforeAll(async () => {
-    w = await world('hung', { accounts: { a: KEY_A, b: KEY_B } });
+    w = await world('hung', { accounts: { a: KEY_A, b: KEY_B, c: KEY_C } });
     proxy = hangingProxy(w.emu.url);
     await proxy.listen();
     for (const ns of [nsT, nsU]) await w.kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
@@ -180,6 +182,34 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     // and account A's are still waiting on it
     for (const n of aNames) expect(await isReady(nsT, n)).toBe(false);
     expect(await isReady(nsT, 'a-before')).toBe(true);
+  }, 60_000);
+
+  it("the proof of a key held by the hung API does not hold another namespace's new account", async () => {
+    // team T rotates account A's key: the proof of the new key is a request the hung API holds
+    const held = proxy.p.held;
+    await w.kube.patch(SECRETS, nsT, 'key-a', { stringData: { key: `${KEY_A}-rotated` } });
+    await waitFor('the proof of the new key held by the hung API', async () => proxy.p.held > held, 30_000);
+    // team U makes an account of its own (on the operator's API URL) and an object using it
+    const started = Date.now();
+    await w.kube.create(SECRETS, nsU, {
+      metadata: { name: 'key-c', namespace: nsU },
+      stringData: { key: KEY_C },
+    });
+    await w.kube.create(
+      EA,
+      nsU,
+      mine({
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'EdgeAccount',
+        metadata: { name: 'default', namespace: nsU },
+        spec: { apiKeySecretRef: { name: 'key-c', key: 'key' } },
+      }),
+    );
+    await w.kube.create(P, nsU, mine(obj('IPPolicy', nsU, 'c-0', {})));
+    await waitFor('team U’s object Ready on its own account', async () => isReady(nsU, 'c-0'), 30_000);
+    // well within the time the held proof waits before it gives up
+    expect(Date.now() - started).toBeLessThan((API_TIMEOUT_S * 1000) / 4);
+    expect(w.emu.store.account('c').all('ipPolicies').length).toBe(1);
   }, 60_000);
 
   it('stops within its drain deadline although the hung API still holds requests', async () => {

@@ -111,12 +111,10 @@ export async function engineWorld(
         digestKey: 'engine-test-digest-key',
         resyncMs: opts.resyncMs ?? 600_000,
         secrets: {
-          read: async (_ns, name) => {
+          value: async (_ns, name, key) => {
             const s = secrets.get(name);
-            return (
-              s &&
-              Object.fromEntries(Object.entries(s).map(([k, v]) => [k, Buffer.from(v).toString('base64')]))
-            );
+            if (!s) return null;
+            return s[key] === undefined ? undefined : Buffer.from(s[key]).toString('base64');
           },
         },
         cache: {

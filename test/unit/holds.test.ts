@@ -1,11 +1,57 @@
 // The operator's holds for a namespace's deletion (holds.ts, access.ts, accounts/key-hold.ts):
 // when its finalizer goes on, and comes off, a key Secret and its RoleBinding.
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { accessNeeded, awaitingIn } from '../../src/operator/runtime/access.ts';
-import { keyNeeded } from '../../src/operator/runtime/accounts/key-hold.ts';
+import { KeyHolds, keyNeeded } from '../../src/operator/runtime/accounts/key-hold.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
-import { ACCESS_FINALIZER, keepHold, withFinalizer } from '../../src/operator/runtime/holds.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import {
+  ACCESS_FINALIZER,
+  KEY_FINALIZER,
+  keepHold,
+  withFinalizer,
+} from '../../src/operator/runtime/holds.ts';
+import { type Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
+
+/** One Secret behind an API server that takes a few milliseconds per request, with resourceVersions. */
+function oneSecret() {
+  let finalizers: string[] = [];
+  let rv = 1;
+  const tick = () => new Promise((r) => setTimeout(r, 5));
+  const kube = {
+    get: async () => {
+      await tick();
+      return { metadata: { name: 'key', namespace: 'team', resourceVersion: String(rv), finalizers } };
+    },
+    patch: async (_r: unknown, _ns: string, _name: string, body: { metadata: KubeObject['metadata'] }) => {
+      await tick();
+      if (body.metadata.resourceVersion !== String(rv)) throw new KubeError(409, 'modified', 'Conflict');
+      finalizers = body.metadata.finalizers ?? [];
+      rv++;
+      return {};
+    },
+  };
+  return { kube: kube as unknown as Kube, finalizers: () => finalizers };
+}
+
+describe('key holds with accounts looked at by several workers at once', () => {
+  it("one account's release decided before another's hold on the same Secret does not land after it", async () => {
+    const { kube, finalizers } = oneSecret();
+    const holds = new KeyHolds({ kube, log: pino({ level: 'silent' }) });
+    const use = (holding: number) => ({ namespace: 'team', secret: 'key', holding });
+    await holds.update('EdgeAccount/team/x', use(1), true);
+    expect(finalizers()).toEqual([KEY_FINALIZER]);
+    // x goes (its release begins), and meanwhile y, on the same Secret, takes its first object
+    const x = holds.update('EdgeAccount/team/x', undefined, true);
+    await new Promise((r) => setTimeout(r, 1));
+    const y = holds.update('EdgeAccount/team/y', use(1), true);
+    await Promise.all([x, y]);
+    expect(finalizers()).toEqual([KEY_FINALIZER]);
+    // and when y lets go too, the Secret is released
+    await holds.update('EdgeAccount/team/y', use(0), true);
+    expect(finalizers()).toEqual([]);
+  });
+});
 
 describe('withFinalizer', () => {
   it.each([

@@ -66,9 +66,31 @@ export class Holds {
     this.o = o;
   }
 
-  /** Held (true) or released (false) now; a missing object needs nothing. */
-  async set(ns: string, name: string, hold: boolean): Promise<void> {
+  /** Writes in progress, by `ns/name`. */
+  private readonly writing = new Map<string, Promise<void>>();
+
+  /**
+   * Held (true) or released (false) now; a missing object needs nothing. `hold` may be a
+   * decision, taken when this object's turn to be written comes (undefined: leave it): callers
+   * working at once decide one after the other, so a decision taken before another's write
+   * cannot land after it.
+   */
+  async set(ns: string, name: string, hold: boolean | (() => boolean | undefined)): Promise<void> {
     const key = `${ns}/${name}`;
+    const before = this.writing.get(key);
+    const mine = (before ? before.catch(() => {}) : Promise.resolve()).then(() => {
+      const h = typeof hold === 'function' ? hold() : hold;
+      return h === undefined ? undefined : this.write(ns, name, key, h);
+    });
+    this.writing.set(key, mine);
+    try {
+      await mine;
+    } finally {
+      if (this.writing.get(key) === mine) this.writing.delete(key);
+    }
+  }
+
+  private async write(ns: string, name: string, key: string, hold: boolean): Promise<void> {
     if (this.known.get(key) === hold) return;
     for (let attempt = 0; ; attempt++) {
       let obj: KubeObject;

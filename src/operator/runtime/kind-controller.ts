@@ -68,7 +68,7 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
     digestKey: d.digestKey,
     resyncMs: d.resyncMs,
     cache,
-    secrets: { read: (ns, name) => d.secrets()!.read(ns, name) },
+    secrets: { value: (ns, name, key) => d.secrets()!.value(ns, name, key) },
   });
   const queue = new WorkQueue<string>({
     name: b.kind.toLowerCase(),

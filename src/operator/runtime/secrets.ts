@@ -1,8 +1,9 @@
 // Secrets the objects reference, and nothing else. A metadata-only watch (no data crosses
 // the wire, annotations dropped: `kubectl apply` keeps a Secret's whole content in its
-// last-applied annotation) says which Secrets exist and when they change; the data of a
-// referenced Secret is read by name when first needed and kept until its resourceVersion
-// moves or nothing references it any more.
+// last-applied annotation) says which Secrets exist and when they change; a referenced Secret
+// is read by name when first needed, and only the values of the keys objects ask for are kept,
+// until its resourceVersion moves or nothing references it any more: a Secret holding other
+// material beside the key an object names leaves none of it in the operator's memory.
 import type { Logger } from 'pino';
 import { Informer, type InformerOptions, keyAt, keyOf } from './informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
@@ -20,8 +21,8 @@ function metadataOnly(o: KubeObject): KubeObject {
 export class SecretStore {
   readonly informers: Informer[];
   private readonly kube: Kube;
-  /** ns/name -> data of a referenced Secret at a resourceVersion. */
-  private readonly data = new Map<string, { rv?: string; data: Record<string, string> }>();
+  /** ns/name -> the values of a referenced Secret's keys asked for, at a resourceVersion. */
+  private readonly data = new Map<string, { rv?: string; values: Map<string, string | undefined> }>();
 
   constructor(o: {
     kube: Kube;
@@ -59,23 +60,30 @@ export class SecretStore {
     return undefined;
   }
 
-  /** A referenced Secret's data (base64 values, as the API gives them), or undefined when it does not exist. */
-  async read(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+  /**
+   * A referenced Secret key's value (base64, as the API gives it): undefined when the Secret has
+   * no such key, null when the Secret does not exist.
+   */
+  async value(namespace: string, name: string, key: string): Promise<string | undefined | null> {
     const meta = this.meta(namespace, name);
-    if (!meta) return undefined;
-    const key = keyAt(namespace, name);
-    const cached = this.data.get(key);
-    if (cached && cached.rv === meta.metadata.resourceVersion) return cached.data;
+    if (!meta) return null;
+    const at = keyAt(namespace, name);
+    const cached = this.data.get(at);
+    if (cached && cached.rv === meta.metadata.resourceVersion && cached.values.has(key))
+      return cached.values.get(key);
     let secret: KubeObject;
     try {
       secret = await this.kube.get(SECRETS, namespace, name);
     } catch (err) {
-      if (isKubeNotFound(err)) return undefined;
+      if (isKubeNotFound(err)) return null;
       throw err;
     }
     const data = (secret.data as Record<string, string> | undefined) ?? {};
-    this.data.set(key, { rv: secret.metadata.resourceVersion, data });
-    return data;
+    // the keys asked for before, read again at this version, and this one
+    const values = new Map<string, string | undefined>();
+    for (const k of [...(cached?.values.keys() ?? []), key]) values.set(k, data[k]);
+    this.data.set(at, { rv: secret.metadata.resourceVersion, values });
+    return data[key];
   }
 
   /** Drops the data of a Secret nothing references any more. */

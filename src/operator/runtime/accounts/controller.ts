@@ -67,14 +67,20 @@ export function accountDeleteStep(holding: number, settled: boolean): 'keep' | '
   return settled ? 'release' : 'wait-for-caches';
 }
 
+/**
+ * Workers for the accounts, and one more for a namespace none of whose accounts is being looked
+ * at: a key's proof waits for its account's budget and for the API (up to --api-timeout when it
+ * hangs), so one account's probe must not hold every other account's.
+ */
+const ACCOUNT_WORKERS = 3;
+
 export class AccountController {
   readonly informers: Informer[];
   private readonly byKind: Map<AccountKind, Informer[]>;
   private readonly namespaceInformer: Informer;
   /**
-   * One worker for every account, taking turns by namespace (a cluster account's turn is its
-   * own): a tenant's thousand accounts on one Secret it keeps editing do not hold back another
-   * tenant's new account.
+   * Accounts take turns by namespace (a cluster account's turn is its own): a tenant's thousand
+   * accounts on one Secret it keeps editing do not hold back another tenant's new account.
    */
   private readonly queue = new WorkQueue<string>({ name: 'account', flowOf: accountFlow });
   private readonly o: AccountControllerOptions;
@@ -173,7 +179,8 @@ export class AccountController {
       )
       .finally(() => {
         this.resolveChecked();
-        void this.work();
+        for (let i = 0; i < ACCOUNT_WORKERS; i++) void this.work(() => this.queue.get());
+        void this.work(() => this.queue.getNewcomer());
       });
   }
 
@@ -206,9 +213,9 @@ export class AccountController {
       : (((a.spec as Spec).apiKeySecretRef.namespace as string | undefined) ?? this.o.installation.namespace);
   }
 
-  private async work(): Promise<void> {
+  private async work(next: () => Promise<string | undefined>): Promise<void> {
     for (;;) {
-      const id = await this.queue.get();
+      const id = await next();
       if (id === undefined) return;
       try {
         const again = await this.reconcile(id);

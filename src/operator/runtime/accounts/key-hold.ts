@@ -42,10 +42,12 @@ export class KeyHolds {
     if (use) this.uses.set(account, use);
     else this.uses.delete(account);
     const touched = [before, use].filter((u): u is KeyUse => !!u);
-    for (const { namespace, secret } of touched) {
-      const need = keyNeeded(this.uses.values(), namespace, secret);
-      if (need || settled) await this.holds.set(namespace, secret, need);
-    }
+    // decided when the Secret's turn comes: accounts are looked at by several workers at once
+    for (const { namespace, secret } of touched)
+      await this.holds.set(namespace, secret, () => {
+        const need = keyNeeded(this.uses.values(), namespace, secret);
+        return need || settled ? need : undefined;
+      });
   }
 
   heldIn(ns: string): boolean {

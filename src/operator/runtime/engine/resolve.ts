@@ -180,16 +180,16 @@ async function readSecrets(
 ): Promise<Map<string, string> | Failure> {
   const secrets = new Map<string, string>();
   for (const s of ctx.binding.secrets?.(spec) ?? []) {
-    const secret = await ctx.opts.secrets.read(obj.metadata.namespace!, s.name);
-    const data = secret?.[s.key];
-    if (data === undefined) {
+    const data = await ctx.opts.secrets.value(obj.metadata.namespace!, s.name, s.key);
+    if (data == null) {
       return failure(
         {
           state: 'progressing',
           reason: 'WaitingForSecret',
-          message: secret
-            ? `Secret ${s.name} has no key ${s.key} (${s.path})`
-            : `Secret ${s.name} not found (${s.path})`,
+          message:
+            data === undefined
+              ? `Secret ${s.name} has no key ${s.key} (${s.path})`
+              : `Secret ${s.name} not found (${s.path})`,
         },
         {},
       );

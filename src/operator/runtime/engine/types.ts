@@ -48,8 +48,8 @@ export interface EngineCache {
 
 /** Referenced Secrets' data. */
 export interface EngineSecrets {
-  /** A referenced Secret's data, read by name; undefined when it does not exist. */
-  read(namespace: string, name: string): Promise<Record<string, string> | undefined>;
+  /** A referenced Secret key's value (base64): undefined without the key, null without the Secret. */
+  value(namespace: string, name: string, key: string): Promise<string | undefined | null>;
 }
 
 /** The accounts objects use (runtime/accounts): without it, every object uses `api`. */
