@@ -17,7 +17,7 @@ export interface RateLimiterOptions {
   burst?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
-  /** A low-priority caller waits at most about this long behind creates (not behind urgent work). */
+  /** A low-priority caller waits at most about this long behind creates and urgent work. */
   maxLowWaitMs?: number;
   /** Told of each caller served: its priority and how long it waited (a histogram's feed). */
   onServed?: (priority: Priority, waitedMs: number) => void;
@@ -83,9 +83,10 @@ export class RateLimiter {
 
   /**
    * Resolves when a request may be sent. Urgent callers are served first (but a high one
-   * after every URGENT_TURNS urgent while both wait), then high, then low: a user's edit never
-   * queues behind drift observation, and waits for one create at most. Within a priority the
-   * flows (namespaces) take turns, each flow's callers in order of arrival.
+   * after every URGENT_TURNS urgent while both wait), then high, then low (but one low caller
+   * that waited maxLowWaitMs goes next, once per maxLowWaitMs): a user's edit waits for one
+   * create at most, and for one observation list at most once in maxLowWaitMs. Within a
+   * priority the flows (namespaces) take turns, each flow's callers in order of arrival.
    */
   take(priority?: Priority): Promise<void> {
     if (!Number.isFinite(this.perMinute)) return Promise.resolve();
@@ -108,11 +109,11 @@ export class RateLimiter {
 
   /** The next waiter to serve: the flow whose turn it is at the highest priority, unless a low one waited too long. */
   private next(): Waiter {
-    const top = this.waiters.top()!;
-    if (top !== 'urgent' && top !== 'low') {
-      // observation is not starved by a long run of creates (never before urgent work): one
-      // low caller that waited long enough goes next, but one such jump per maxLowWaitMs in
-      // all, not per caller (nine kinds listing at once would take half the budget)
+    if (this.waiters.top() !== 'low') {
+      // observation is not starved by a long run of creates or of urgent work (two controllers
+      // fighting over an object's spec edit it for ever): one low caller that waited long
+      // enough goes next, but one such jump per maxLowWaitMs in all, not per caller (nine kinds
+      // listing at once would take half the budget)
       const now = this.now();
       if (now - this.lastJumpAt >= this.maxLowWaitMs) {
         let oldest: Waiter | undefined;

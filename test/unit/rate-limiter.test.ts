@@ -81,7 +81,7 @@ describe('rate limiter', () => {
     expect(bucket.waitedByPriority.low).toBeGreaterThan(bucket.waitedByPriority.high);
   });
 
-  it('does not starve observation: a low caller goes after waiting the maximum, urgent ones still first', async () => {
+  it('does not starve observation: a low caller goes after waiting the maximum, behind creates', async () => {
     const clock = fakeClock();
     const bucket = new RateLimiter({ perMinute: 60, burst: 1, maxLowWaitMs: 5000, ...clock });
     const order: string[] = [];
@@ -92,6 +92,21 @@ describe('rate limiter', () => {
       bucket.take('high').then(() => order.push(`high${i}`)),
     );
     await Promise.all([low, ...creates]);
+    const at = order.indexOf('low');
+    expect(at).toBeGreaterThan(0);
+    expect(at).toBeLessThanOrEqual(7);
+  });
+
+  it('does not starve observation behind urgent work that never ends either (an edit war)', async () => {
+    const clock = fakeClock();
+    const bucket = new RateLimiter({ perMinute: 60, burst: 1, maxLowWaitMs: 5000, ...clock });
+    const order: string[] = [];
+    await bucket.take('urgent');
+    const low = bucket.take('low').then(() => order.push('low'));
+    const urgent = Array.from({ length: 20 }, (_, i) =>
+      bucket.take('urgent').then(() => order.push(`urgent${i}`)),
+    );
+    await Promise.all([low, ...urgent]);
     const at = order.indexOf('low');
     expect(at).toBeGreaterThan(0);
     expect(at).toBeLessThanOrEqual(7);
