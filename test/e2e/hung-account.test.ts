@@ -87,6 +87,21 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     return !!o && ready(o);
   };
 
+  /** A namespace's default EdgeAccount, its key in a Secret of that namespace. */
+  const defaultAccount = async (ns: string, secret: string, key: string, apiURL?: string) => {
+    await w.kube.create(SECRETS, ns, { metadata: { name: secret, namespace: ns }, stringData: { key } });
+    await w.kube.create(
+      EA,
+      ns,
+      mine({
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'EdgeAccount',
+        metadata: { name: 'default', namespace: ns },
+        spec: { apiKeySecretRef: { name: secret, key: 'key' }, ...(apiURL && { apiURL }) },
+      }),
+    );
+  };
+
   beforeAll(async () => {
     w = await world('hung', { accounts: { a: KEY_A, b: KEY_B, c: KEY_C } });
     proxy = hangingProxy(w.emu.url);
@@ -109,20 +124,7 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
       '1s',
     ]);
     // team T's own account (A) behind the proxy; B shared by T and U from the operator's namespace
-    await w.kube.create(SECRETS, nsT, {
-      metadata: { name: 'key-a', namespace: nsT },
-      stringData: { key: KEY_A },
-    });
-    await w.kube.create(
-      EA,
-      nsT,
-      mine({
-        apiVersion: 'edge.tunnel.dev/v1alpha1',
-        kind: 'EdgeAccount',
-        metadata: { name: 'default', namespace: nsT },
-        spec: { apiKeySecretRef: { name: 'key-a', key: 'key' }, apiURL: proxy.p.url },
-      }),
-    );
+    await defaultAccount(nsT, 'key-a', KEY_A, proxy.p.url);
     await w.kube.create(SECRETS, w.ns, {
       metadata: { name: 'key-b', namespace: w.ns },
       stringData: { key: KEY_B },
@@ -191,20 +193,7 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     await waitFor('the proof of the new key held by the hung API', async () => proxy.p.held > held, 30_000);
     // team U makes an account of its own (on the operator's API URL) and an object using it
     const started = Date.now();
-    await w.kube.create(SECRETS, nsU, {
-      metadata: { name: 'key-c', namespace: nsU },
-      stringData: { key: KEY_C },
-    });
-    await w.kube.create(
-      EA,
-      nsU,
-      mine({
-        apiVersion: 'edge.tunnel.dev/v1alpha1',
-        kind: 'EdgeAccount',
-        metadata: { name: 'default', namespace: nsU },
-        spec: { apiKeySecretRef: { name: 'key-c', key: 'key' } },
-      }),
-    );
+    await defaultAccount(nsU, 'key-c', KEY_C);
     await w.kube.create(P, nsU, mine(obj('IPPolicy', nsU, 'c-0', {})));
     await waitFor('team U’s object Ready on its own account', async () => isReady(nsU, 'c-0'), 30_000);
     // well within the time the held proof waits before it gives up
