@@ -79,9 +79,9 @@ export class SecretStore {
       throw err;
     }
     const data = (secret.data as Record<string, string> | undefined) ?? {};
-    // the keys asked for before, read again at this version, and this one
+    // the keys asked for before (by a read that ended meanwhile too), at this version, and this one
     const values = new Map<string, string | undefined>();
-    for (const k of [...(cached?.values.keys() ?? []), key]) values.set(k, data[k]);
+    for (const k of [...(this.data.get(at)?.values.keys() ?? []), key]) values.set(k, data[k]);
     this.data.set(at, { rv: secret.metadata.resourceVersion, values });
     return data[key];
   }
