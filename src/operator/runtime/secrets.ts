@@ -18,6 +18,16 @@ function metadataOnly(o: KubeObject): KubeObject {
   };
 }
 
+/**
+ * A Secret's value at a key users name (base64), or undefined. Only the data's own keys: a key
+ * named `constructor` or `__proto__` (valid Secret keys) would otherwise read the prototype's.
+ */
+export function secretValue(secret: KubeObject | undefined, key: string): string | undefined {
+  const data = secret?.data as Record<string, unknown> | undefined;
+  const v = data && Object.hasOwn(data, key) ? data[key] : undefined;
+  return typeof v === 'string' ? v : undefined;
+}
+
 export class SecretStore {
   readonly informers: Informer[];
   private readonly kube: Kube;
@@ -78,12 +88,11 @@ export class SecretStore {
       if (isKubeNotFound(err)) return null;
       throw err;
     }
-    const data = (secret.data as Record<string, string> | undefined) ?? {};
     // the keys asked for before (by a read that ended meanwhile too), at this version, and this one
     const values = new Map<string, string | undefined>();
-    for (const k of [...(this.data.get(at)?.values.keys() ?? []), key]) values.set(k, data[k]);
+    for (const k of [...(this.data.get(at)?.values.keys() ?? []), key]) values.set(k, secretValue(secret, k));
     this.data.set(at, { rv: secret.metadata.resourceVersion, values });
-    return data[key];
+    return values.get(key);
   }
 
   /** Drops the data of a Secret nothing references any more. */

@@ -10,6 +10,7 @@ import { FINALIZER } from '../constants.ts';
 import { Informer, type InformerOptions, keyAt } from '../informer.ts';
 import { isKubeNotFound, type Kube, type KubeObject } from '../kube.ts';
 import type { References } from '../references.ts';
+import { secretValue } from '../secrets.ts';
 import { WorkQueue } from '../workqueue.ts';
 import { KeyHolds } from './key-hold.ts';
 import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
@@ -303,7 +304,7 @@ export class AccountController {
       if (!isKubeNotFound(err)) throw err;
     }
     const entry = this.o.registry.get(id);
-    const data = (secret?.data as Record<string, string> | undefined)?.[ref.key];
+    const data = secretValue(secret, ref.key);
     if (data === undefined) {
       // being deleted with its Secret in the same sweep: the key in memory serves its objects' deletes
       if (obj.metadata.deletionTimestamp && entry?.usable) return entry.url;
