@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/api/client.ts';
 import { FINALIZER, ID_ANNOTATION } from '../../src/operator/kinds/crd-schema.ts';
-import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 import {
   condition,
@@ -183,6 +183,44 @@ describe.skipIf(!!skipReason)('tenancy: one namespace cannot reach another', () 
     );
     expect(await unmarked()).toEqual({ description: 'made outside the cluster', owner: undefined });
     expect(ready(await get(P, victim, 'outside'))).toBe(true);
+  });
+
+  it('an owner marker written by hand does not tell whether a name exists in another namespace', async () => {
+    const real = decodeMetadata((await w.api.ipPolicies.get(ids.policy!)).metadata).owner!;
+    // the attacker's own resources, marked as if an object of the victim's namespace made them:
+    // one naming an object that exists there, one naming an object that does not
+    const forged = async (name: string) =>
+      (
+        await w.api.ipPolicies.create({
+          description: 'forged',
+          metadata: encodeMetadata(
+            {
+              cluster: real.cluster,
+              uid: '00000000-0000-4000-8000-000000000000',
+              object: `IPPolicy/${victim}/${name}`,
+            },
+            '',
+          ),
+        })
+      ).id;
+    const probes = { exists: await forged('corp'), missing: await forged('no-such-policy') };
+    for (const [name, id] of Object.entries(probes))
+      await w.kube.create(
+        P,
+        attacker,
+        obj('IPPolicy', attacker, `probe-${name}`, { description: 'forged' }, { [ID_ANNOTATION]: id }),
+      );
+    // both answer alike: neither marker's uid names a live object, so both are adopted
+    for (const [name, id] of Object.entries(probes)) {
+      const o = await waitFor(`probe-${name} Ready`, async () => {
+        const x = await get(P, attacker, `probe-${name}`);
+        return ready(x) ? x : undefined;
+      });
+      expect((o.status as { id: string }).id).toBe(id);
+      expect(condition(o, 'Stalled')?.status).not.toBe('True');
+    }
+    for (const name of Object.keys(probes)) await w.kube.delete(P, attacker, `probe-${name}`);
+    expect(await victimState()).toEqual(before);
   });
 
   it('a raw-id reference into another namespace’s resource is refused: Stalled/ReferenceNotAllowed, no rule added', async () => {

@@ -134,9 +134,11 @@ export async function engineWorld(
                 )
                 .map((o) => `${b.kind} ${o.metadata.name}`),
             ).sort(),
-          ownerState: async (object) => {
+          // as ObjectCache.ownerState: in another namespace only the marker's uid counts
+          ownerState: async (object, uid, asking) => {
             const [kind, ns, name] = object.split('/') as [string, string, string];
-            return kube.get(pluralOf(kind), ns, name) ? 'live' : 'gone';
+            const o = kube.get(pluralOf(kind), ns, name);
+            return o && (ns === asking || o.metadata.uid === uid) ? 'live' : 'gone';
           },
           list: () => kube.all(binding.plural),
           // no change feed: every object is looked at each time

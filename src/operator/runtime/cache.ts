@@ -96,16 +96,21 @@ export class ObjectCache {
   /**
    * Whether the object an owner marker names exists: from the caches, else read from the API
    * server (another installation's or an unwatched namespace's object is not cached here).
-   * Any object of that name counts as the owner (a restore of it may take its resource back).
+   * In the asking object's own namespace (or a shared one) any object of that name counts as
+   * the owner: a restore of it may take its resource back. In another tenant's namespace only
+   * the object with the marker's uid counts, so a marker someone wrote by hand cannot tell
+   * them whether a name exists there (the uid is not theirs to know).
    */
-  ownerState = async (object: string, _uid: string): Promise<'live' | 'gone' | 'unknown'> => {
+  ownerState = async (object: string, uid: string, asking: string): Promise<'live' | 'gone' | 'unknown'> => {
     const [kind, ns, name] = object.split('/');
     const k = kind ? this.kinds.get(kind) : undefined;
     if (!k || !ns || !name) return 'unknown';
-    if (this.lookup(kind!, ns, name)) return 'live';
+    const anyOfName = ns === asking || !!this.opts.sharedNamespaces?.includes(ns);
+    const owns = (o: KubeObject) => (anyOfName || o.metadata.uid === uid ? 'live' : 'gone');
+    const cached = this.lookup(kind!, ns, name);
+    if (cached) return owns(cached);
     try {
-      await this.opts.kube.get(managedResource(k.binding.plural), ns, name);
-      return 'live';
+      return owns(await this.opts.kube.get(managedResource(k.binding.plural), ns, name));
     } catch (err) {
       return isKubeNotFound(err) ? 'gone' : 'unknown';
     }

@@ -60,7 +60,7 @@ export async function readOwnerState(ctx: EngineContext, obj: KubeObject, seen: 
   if (!seen?.found) return undefined;
   const marker = decodeMetadata(seen.remote.metadata).owner;
   if (!needsOwnerState(marker, ownerOf(ctx.binding.kind, obj, ctx.opts.clusterId))) return undefined;
-  return ctx.opts.cache.ownerState(marker!.object, marker!.uid);
+  return ctx.opts.cache.ownerState(marker!.object, marker!.uid, obj.metadata.namespace ?? '');
 }
 
 /**

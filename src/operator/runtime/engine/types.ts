@@ -32,10 +32,10 @@ export interface EngineCache {
   /** Names the Kubernetes objects behind remote ids in a message. */
   nameIds(text: string, namespace: string): string;
   /**
-   * Whether the object an owner marker names (`Kind/namespace/name`) still exists, in any
-   * namespace and installation: 'unknown' when that cannot be read.
+   * Whether the object an owner marker names (`Kind/namespace/name`, `uid`) still exists, as
+   * the object in namespace `asking` may learn it: 'unknown' when that cannot be read.
    */
-  ownerState(object: string, uid: string): Promise<'live' | 'gone' | 'unknown'>;
+  ownerState(object: string, uid: string, asking: string): Promise<'live' | 'gone' | 'unknown'>;
   /**
    * The object in another namespace that manages the resource of this id, when this
    * namespace may not reach it by id (namespaces are tenants, unless the platform shares one).
