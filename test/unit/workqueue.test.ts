@@ -68,6 +68,18 @@ describe('work queue', () => {
     expect(q.length).toBe(1);
   });
 
+  it('drops a delayed add once the item is taken: the run that starts decides when it is next due', async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    q.addAfter('a', 40);
+    q.add('a');
+    q.done((await q.get())!);
+    q.addAfter('b', 40);
+    await new Promise((r) => setTimeout(r, 80));
+    // a's delay was spent by the run that took it; b was never taken, so its delay stands
+    expect(q.length).toBe(1);
+    expect(await q.get()).toBe('b');
+  });
+
   it('drains in-flight work on shutdown and then hands out nothing', async () => {
     const q = new WorkQueue<string>({ name: 't' });
     q.add('a');

@@ -320,6 +320,15 @@ export class WorkQueue<T = string> {
   }
 
   private begin(item: T, priority: Priority = 'high'): void {
+    // the run that starts now decides again when the item is next due (its outcome's delay, a
+    // failure's backoff): an earlier run's pending delay is spent. At a bulk apply most objects
+    // waiting for a reference leave one, a minute long, that would hold a timer and then
+    // reconcile an object already in sync.
+    const w = this.waiting.get(item);
+    if (w) {
+      clearTimeout(w.timer);
+      this.waiting.delete(item);
+    }
     this.processing.add(item);
     if (priority === 'low') this.observing.add(item);
     const flow = this.opts.flowOf(item);
