@@ -137,6 +137,11 @@ export class FairQueue<T> {
     return undefined;
   }
 
+  /** A flow's items at this priority, in arrival order. */
+  flow(priority: Priority, flow: string): ReadonlySet<T> {
+    return this.levels[priority].get(flow) ?? new Set();
+  }
+
   /** Every item queued. */
   items(): Iterable<T> {
     return this.places.keys();

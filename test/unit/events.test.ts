@@ -81,3 +81,41 @@ it('with only Warnings waiting past the bound, the oldest goes', async () => {
   expect(sent.slice(0, 3)).toEqual(['w0', 'w2', 'w3']);
   expect(sent.at(-1)).toBe('w1001');
 });
+
+it('namespaces take turns and share the bound: one namespace’s flood neither holds back nor drops another’s Events', async () => {
+  const sent: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const kube = {
+    create: async (_r: unknown, ns: string, body: Record<string, unknown>) => {
+      await gate;
+      sent.push(`${ns} ${body.type} ${body.message}`);
+      return body as KubeObject;
+    },
+  };
+  const events = new EventRecorder(kube as never, pino({ level: 'silent' }), 'test', undefined, 0);
+  const obj = (ns: string, i: number): KubeObject => ({
+    kind: 'IPPolicy',
+    metadata: { namespace: ns, name: `p${i}`, uid: `${ns}-u${i}` },
+  });
+  // a bulk apply in `bulk` fills the queue past its bound; `small`'s few Events come amid it
+  for (let i = 0; i < 1500; i++) {
+    events.record(obj('bulk', i), 'Normal', 'Created', `b${i}`);
+    if (i % 500 === 250) events.record(obj('small', i), 'Normal', 'Created', `s${i}`);
+  }
+  events.record(obj('small', 9999), 'Warning', 'ApiRejected', 's-warn');
+  release();
+  await new Promise((r) => setTimeout(r, 200));
+  const small = sent.filter((s) => s.startsWith('small '));
+  expect(small).toEqual([
+    'small Normal s250',
+    'small Normal s750',
+    'small Normal s1250',
+    'small Warning s-warn',
+  ]);
+  // in turn with the flood: all of them within the first few sent after the one in flight
+  expect(sent.indexOf('small Warning s-warn')).toBeLessThan(10);
+  // the bound held: 1,000 waiting and the one in flight; only the flood's oldest waiting went
+  expect(sent).toHaveLength(1001);
+  expect(sent.filter((s) => s.startsWith('bulk ')).at(-1)).toBe('bulk Normal b1499');
+});

@@ -2,9 +2,11 @@
 // of the same event within a window are dropped rather than spamming the API server. As
 // client-go's broadcaster does, Events go out one at a time from a bounded queue: in a bulk
 // apply they trail the objects' own writes instead of competing with them, and past the
-// bound the oldest Normal ones are dropped.
+// bound Normal ones are dropped. Namespaces take turns and share the bound: one namespace's
+// bulk apply neither holds another's Events back nor has them dropped to make room for its own.
 import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { FairQueue } from '../../api/fair-queue.ts';
 import type { Kube, KubeObject } from './kube.ts';
 
 const EVENTS = { group: '', version: 'v1', plural: 'events' };
@@ -19,38 +21,15 @@ const RECENT_MAX = 10_000;
  */
 const dedupeKey = (uid: string | undefined, reason: string, message: string): string =>
   hash('sha1', `${uid}|${reason}|${message}`, 'base64').slice(0, 12);
-type Pending = { ns: string; type: 'Normal' | 'Warning'; body: Record<string, unknown>; seq: number };
-
-/** A FIFO whose shift is O(1) (an array's costs its length once it is long). */
-class Fifo<T> {
-  private items: T[] = [];
-  private head = 0;
-  get size(): number {
-    return this.items.length - this.head;
-  }
-  get first(): T | undefined {
-    return this.items[this.head];
-  }
-  push(x: T): void {
-    this.items.push(x);
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const x = this.items[this.head++];
-    if (this.head >= 1024 && this.head * 2 >= this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return x;
-  }
-}
+type Pending = { ns: string; type: 'Normal' | 'Warning'; body: Record<string, unknown> };
 
 export class EventRecorder {
   private readonly recent = new Map<string, number>();
   private recentMax = RECENT_MAX;
-  /** Waiting Events by type, each in order; `seq` orders them across types. */
-  private readonly pending = { Normal: new Fifo<Pending>(), Warning: new Fifo<Pending>() };
-  private seq = 0;
+  /** Waiting Events, each namespace's in order; the namespaces take turns. */
+  private readonly pending = new FairQueue<Pending>();
+  /** Normal Events waiting, by namespace: the bound drops from the namespace with the most. */
+  private readonly normals = new Map<string, number>();
   private sending = false;
   /** Events dropped because the queue was full. */
   private dropped = 0;
@@ -103,7 +82,6 @@ export class EventRecorder {
     this.enqueue({
       ns,
       type,
-      seq: this.seq++,
       body: {
         metadata: { generateName: `${obj.metadata.name}.`, namespace: ns },
         involvedObject: {
@@ -128,11 +106,10 @@ export class EventRecorder {
   }
 
   private enqueue(e: Pending): void {
-    const { Normal, Warning } = this.pending;
-    this.pending[e.type].push(e);
-    if (Normal.size + Warning.size > QUEUE_MAX) {
-      // the oldest Normal one goes; only Warnings waiting: the oldest of them
-      (Normal.size ? Normal : Warning).shift();
+    this.pending.push(e, 'high', e.ns);
+    if (e.type === 'Normal') this.normals.set(e.ns, (this.normals.get(e.ns) ?? 0) + 1);
+    if (this.pending.size > QUEUE_MAX) {
+      this.take(this.dropOne());
       if (this.dropped++ % 100 === 0)
         this.log.warn(
           { dropped: this.dropped },
@@ -142,12 +119,37 @@ export class EventRecorder {
     if (!this.sending) void this.send();
   }
 
-  /** The oldest Event waiting, of either type. */
+  /**
+   * What goes when the queue is full: the oldest Normal Event of the namespace with the most
+   * waiting; only Warnings waiting, the oldest of the namespace with the most.
+   */
+  private dropOne(): Pending {
+    let ns: string | undefined;
+    for (const [n, c] of this.normals) if (ns === undefined || c > this.normals.get(ns)!) ns = n;
+    if (ns !== undefined) for (const e of this.pending.flow('high', ns)) if (e.type === 'Normal') return e;
+    let most: ReadonlySet<Pending> = new Set();
+    for (const head of this.pending.heads('high')) {
+      const flow = this.pending.flow('high', head.ns);
+      if (flow.size > most.size) most = flow;
+    }
+    return most.values().next().value!;
+  }
+
+  /** Out of the queue, sent or dropped. */
+  private take(e: Pending | undefined): Pending | undefined {
+    if (!e) return undefined;
+    this.pending.remove(e);
+    if (e.type === 'Normal') {
+      const left = (this.normals.get(e.ns) ?? 1) - 1;
+      if (left) this.normals.set(e.ns, left);
+      else this.normals.delete(e.ns);
+    }
+    return e;
+  }
+
+  /** The next Event to send: the oldest of the namespace whose turn it is. */
   private next(): Pending | undefined {
-    const { Normal, Warning } = this.pending;
-    const n = Normal.first;
-    const w = Warning.first;
-    return (n && (!w || n.seq < w.seq) ? Normal : Warning).shift();
+    return this.take(this.pending.shift());
   }
 
   private async send(): Promise<void> {
