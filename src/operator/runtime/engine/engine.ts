@@ -110,13 +110,12 @@ export class Engine implements EngineContext {
       if (opts.olderThanMs !== undefined && now - since < opts.olderThanMs) continue;
       const cached = this.opts.cache.get(key);
       if (cached && isPaused(cached)) continue;
-      const memo = this.memos.of(key);
       if (
         !cached ||
         cached.metadata.deletionTimestamp ||
         cached.metadata.annotations?.[ID_ANNOTATION] === id
       ) {
-        memo.idToRecord = undefined;
+        this.memos.recorded(key);
         continue;
       }
       // the cache has not seen the status write yet: next round
@@ -126,7 +125,8 @@ export class Engine implements EngineContext {
         // patchMeta replaces the copy's metadata and changes nothing inside it: a shallow copy
         // keeps the cache intact
         await execute.patchMeta(this, { ...cached }, { annotations });
-        memo.idToRecord = undefined;
+        // a newer id that came meanwhile still waits
+        this.memos.recorded(key, id);
         written++;
       } catch (err) {
         // a newer version in flight (409) or the API server away: next round

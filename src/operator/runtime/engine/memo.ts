@@ -84,6 +84,11 @@ const newMemo = (running?: PriorityCell): Memo => ({
 /** One memo per object, by key. */
 export class Memos {
   private readonly byKey = new Map<string, Memo>();
+  /**
+   * The memos with an id waiting for its annotation, oldest first: the idle loop looks every
+   * second, and a scan of every memo at 10,000 objects cost that much each time for none.
+   */
+  private readonly toRecord = new Map<string, Memo>();
 
   /** The object's memo, made when first needed. */
   of(key: string): Memo {
@@ -103,16 +108,21 @@ export class Memos {
   recordLater(key: string, id: string, now: number): void {
     const m = this.of(key);
     if (m.idToRecord?.id === id) return;
-    if (!m.idToRecord) {
-      this.byKey.delete(key);
-      this.byKey.set(key, m);
-    }
+    if (!m.idToRecord) this.toRecord.set(key, m);
     m.idToRecord = { id, since: now };
+  }
+
+  /** The id annotation is written (`id`'s, if given), or no longer wanted. */
+  recorded(key: string, id?: string): void {
+    const m = this.byKey.get(key);
+    if (id !== undefined && m?.idToRecord && m.idToRecord.id !== id) return;
+    if (m) m.idToRecord = undefined;
+    this.toRecord.delete(key);
   }
 
   /** The ids waiting for their annotation, oldest first. */
   idsToRecord(): [string, { id: string; since: number }][] {
-    return [...this.byKey].flatMap(([k, m]) => (m.idToRecord ? [[k, m.idToRecord] as const] : [])) as [
+    return [...this.toRecord].flatMap(([k, m]) => (m.idToRecord ? [[k, m.idToRecord] as const] : [])) as [
       string,
       { id: string; since: number },
     ][];
@@ -129,6 +139,7 @@ export class Memos {
   drop(key: string): void {
     const m = this.byKey.get(key);
     if (!m) return;
+    this.toRecord.delete(key);
     if (m.running) this.byKey.set(key, newMemo(m.running));
     else this.byKey.delete(key);
   }

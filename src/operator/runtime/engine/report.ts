@@ -230,7 +230,7 @@ export async function reportSynced(
     { state: 'ready', reason: 'Synced', message: `${ctx.binding.kind} ${r.remote.id} is in sync` },
   );
   const memo = ctx.memos.of(key);
-  if (obj.metadata.annotations?.[ID_ANNOTATION] === r.remote.id) memo.idToRecord = undefined;
+  if (obj.metadata.annotations?.[ID_ANNOTATION] === r.remote.id) ctx.memos.recorded(key);
   else ctx.memos.recordLater(key, r.remote.id, Date.now());
   remember(ctx, key, r.resetsAtStart, {
     at: Date.now(),
