@@ -6,6 +6,22 @@ import { expect, it } from 'vitest';
 import { EventRecorder } from '../../src/operator/runtime/events.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 
+/** An API server that takes no Event until `release()`: each one sent is written down by `say`. */
+function heldRecorder(say: (ns: string, body: Record<string, unknown>) => string) {
+  const sent: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const kube = {
+    create: async (_r: unknown, ns: string, body: Record<string, unknown>) => {
+      await gate;
+      sent.push(say(ns, body));
+      return body as KubeObject;
+    },
+  };
+  const events = new EventRecorder(kube as never, pino({ level: 'silent' }), 'test', undefined, 0);
+  return { sent, events, release: () => release() };
+}
+
 it('sends one Event at a time, in order; past 1,000 waiting, Normal ones are dropped first', async () => {
   const sent: string[] = [];
   let inFlight = 0;
@@ -61,17 +77,7 @@ it('a repeat within the window is dropped however many other Events came between
 });
 
 it('with only Warnings waiting past the bound, the oldest goes', async () => {
-  const sent: string[] = [];
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const kube = {
-    create: async (_r: unknown, _ns: unknown, body: Record<string, unknown>) => {
-      await gate;
-      sent.push(String(body.message));
-      return body as KubeObject;
-    },
-  };
-  const events = new EventRecorder(kube as never, pino({ level: 'silent' }), 'test', undefined, 0);
+  const { sent, events, release } = heldRecorder((_ns, body) => String(body.message));
   const obj = (i: number): KubeObject => ({ kind: 'IPPolicy', metadata: { name: `p${i}`, uid: `u${i}` } });
   // the first goes out at once (in flight), then 1,001 wait: one too many
   for (let i = 0; i <= 1001; i++) events.record(obj(i), 'Warning', 'ApiRejected', `w${i}`);
@@ -83,17 +89,7 @@ it('with only Warnings waiting past the bound, the oldest goes', async () => {
 });
 
 it('namespaces take turns and share the bound: one namespace’s flood neither holds back nor drops another’s Events', async () => {
-  const sent: string[] = [];
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const kube = {
-    create: async (_r: unknown, ns: string, body: Record<string, unknown>) => {
-      await gate;
-      sent.push(`${ns} ${body.type} ${body.message}`);
-      return body as KubeObject;
-    },
-  };
-  const events = new EventRecorder(kube as never, pino({ level: 'silent' }), 'test', undefined, 0);
+  const { sent, events, release } = heldRecorder((ns, body) => `${ns} ${body.type} ${body.message}`);
   const obj = (ns: string, i: number): KubeObject => ({
     kind: 'IPPolicy',
     metadata: { namespace: ns, name: `p${i}`, uid: `${ns}-u${i}` },
