@@ -1,9 +1,10 @@
 // One account's API hangs (accepts connections, never answers) while another account serves:
 // the hung account's objects wait out --api-timeout, and the other account's objects, in the
 // same namespace as well as in another, are Ready at once; a key's proof the hung API holds
-// does not hold another namespace's new account either. Account A is an EdgeAccount whose
+// does not hold another namespace's new account either; a namespace's two hung accounts hold
+// no more workers between them than one would. Account A is an EdgeAccount whose
 // apiURL is a loopback proxy in front of the emulator (allowed by --account-api-urls) that stops
-// answering on cue; account B is a ClusterEdgeAccount on the emulator, shared by both namespaces.
+// answering on cue (A2, the same team's second EdgeAccount, too); account B is a ClusterEdgeAccount on the emulator, shared by both namespaces.
 // Stopping, the operator waits for it no longer than --drain-timeout: then its requests are aborted.
 import { createServer, request, type Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -37,10 +38,11 @@ const API_TIMEOUT_S = 60;
 /** Forwards to the emulator until `hang`; then accepts every request and never answers. */
 function hangingProxy(target: string) {
   const sockets = new Set<Socket>();
-  const p = { hang: false, held: 0, url: '', server: undefined as unknown as Server };
+  const p = { hang: false, held: 0, heldCreates: 0, url: '', server: undefined as unknown as Server };
   p.server = createServer((req, res) => {
     if (p.hang) {
       p.held++;
+      if (req.method === 'POST') p.heldCreates++;
       req.resume();
       return;
     }
@@ -82,13 +84,15 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
   const labels = { [INSTANCE_LABEL]: inst };
   const mine = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, labels } });
   const onB = { accountRef: { kind: 'ClusterEdgeAccount', name: shared } };
+  /** Team T's second account, behind the same hung API. */
+  const onA2 = { accountRef: { kind: 'EdgeAccount', name: 'second' } };
   const isReady = async (ns: string, name: string) => {
     const o = await w.kube.get(P, ns, name).catch(() => undefined);
     return !!o && ready(o);
   };
 
   /** A namespace's default EdgeAccount, its key in a Secret of that namespace. */
-  const defaultAccount = async (ns: string, secret: string, key: string, apiURL?: string) => {
+  const defaultAccount = async (ns: string, secret: string, key: string, apiURL?: string, name = 'default') => {
     await w.kube.create(SECRETS, ns, { metadata: { name: secret, namespace: ns }, stringData: { key } });
     await w.kube.create(
       EA,
@@ -96,7 +100,7 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
       mine({
         apiVersion: 'edge.tunnel.dev/v1alpha1',
         kind: 'EdgeAccount',
-        metadata: { name: 'default', namespace: ns },
+        metadata: { name, namespace: ns },
         spec: { apiKeySecretRef: { name: secret, key: 'key' }, ...(apiURL && { apiURL }) },
       }),
     );
@@ -125,6 +129,7 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     ]);
     // team T's own account (A) behind the proxy; B shared by T and U from the operator's namespace
     await defaultAccount(nsT, 'key-a', KEY_A, proxy.p.url);
+    await defaultAccount(nsT, 'key-a2', KEY_A, proxy.p.url, 'second');
     await w.kube.create(SECRETS, w.ns, {
       metadata: { name: 'key-b', namespace: w.ns },
       stringData: { key: KEY_B },
@@ -142,9 +147,11 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     // both accounts serve: one object each is Ready
     await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, 'a-before', {})));
     await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, 'b-before', onB)));
+    await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, 'a2-before', onA2)));
     await waitFor(
-      'both accounts serve',
-      async () => (await isReady(nsT, 'a-before')) && (await isReady(nsT, 'b-before')),
+      'the accounts serve',
+      async () =>
+        (await isReady(nsT, 'a-before')) && (await isReady(nsT, 'b-before')) && (await isReady(nsT, 'a2-before')),
       60_000,
     );
   }, 120_000);
@@ -165,8 +172,14 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     proxy.p.hang = true;
     const aNames = Array.from({ length: 6 }, (_, i) => `a-${i}`);
     for (const n of aNames) await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, n, {})));
+    // and as many on team T's second account: a namespace's accounts share one cap
+    const a2Names = Array.from({ length: 6 }, (_, i) => `a2-${i}`);
+    for (const n of a2Names) await w.kube.create(P, nsT, mine(obj('IPPolicy', nsT, n, onA2)));
     // account A's objects have taken workers: their requests are held by the hung API
-    await waitFor('requests held by the hung API', async () => proxy.p.held >= 3, 15_000);
+    await waitFor('requests held by the hung API', async () => proxy.p.heldCreates >= 3, 15_000);
+    // concurrency 4: team T's two hung accounts hold three workers between them, not four
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(proxy.p.heldCreates).toBe(3);
     const started = Date.now();
     const bNames = [
       ...Array.from({ length: 4 }, (_, i) => [nsT, `b-${i}`] as const),
@@ -182,7 +195,7 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     // well within the time a request to the hung API waits before it gives up
     expect(took).toBeLessThan((API_TIMEOUT_S * 1000) / 4);
     // and account A's are still waiting on it
-    for (const n of aNames) expect(await isReady(nsT, n)).toBe(false);
+    for (const n of [...aNames, ...a2Names]) expect(await isReady(nsT, n)).toBe(false);
     expect(await isReady(nsT, 'a-before')).toBe(true);
   }, 60_000);
 

@@ -6,6 +6,7 @@ import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
 import { AccountController } from './accounts/controller.ts';
 import type { AccountEntry, AccountRegistry } from './accounts/registry.ts';
 import {
+  accountFlow,
   accountId,
   effectiveAccount,
   INSTALLATION,
@@ -145,7 +146,9 @@ export class ManagerAccounts {
    * A kind's queue takes at most concurrency - 1 objects of one account at a time while there is
    * more than one account: an account whose API hangs (each request waits out --api-timeout)
    * never holds every worker, so the other accounts' objects, in the same namespace too, keep
-   * going. With one account there is nobody to keep a worker for.
+   * going. With one account there is nobody to keep a worker for. A namespace's own accounts
+   * share one cap: a tenant that makes several slow accounts (hung, or at one request a
+   * minute) still holds no more workers than one would.
    */
   queueCap(
     object: (key: string) => KubeObject | undefined,
@@ -155,7 +158,7 @@ export class ManagerAccounts {
       accountOf: (key) => {
         const obj = object(key);
         const r = obj && this.ctl ? this.accountOf(obj) : undefined;
-        return r?.ok ? r.id : undefined;
+        return r?.ok ? accountFlow(r.id) : undefined;
       },
       maxPerAccount: () => (this.registry.size > 1 ? cap : Number.POSITIVE_INFINITY),
     };
