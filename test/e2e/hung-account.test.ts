@@ -91,8 +91,14 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     return !!o && ready(o);
   };
 
-  /** A namespace's default EdgeAccount, its key in a Secret of that namespace. */
-  const defaultAccount = async (ns: string, secret: string, key: string, apiURL?: string, name = 'default') => {
+  /** A namespace's EdgeAccount (`default` unless named), its key in a Secret of that namespace. */
+  const defaultAccount = async (
+    ns: string,
+    secret: string,
+    key: string,
+    apiURL?: string,
+    name = 'default',
+  ) => {
     await w.kube.create(SECRETS, ns, { metadata: { name: secret, namespace: ns }, stringData: { key } });
     await w.kube.create(
       EA,
@@ -151,7 +157,9 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     await waitFor(
       'the accounts serve',
       async () =>
-        (await isReady(nsT, 'a-before')) && (await isReady(nsT, 'b-before')) && (await isReady(nsT, 'a2-before')),
+        (await isReady(nsT, 'a-before')) &&
+        (await isReady(nsT, 'b-before')) &&
+        (await isReady(nsT, 'a2-before')),
       60_000,
     );
   }, 120_000);

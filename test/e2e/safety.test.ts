@@ -11,7 +11,7 @@ import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { Informer } from '../../src/operator/runtime/informer.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/manager.ts';
-import { legacySecretDigest } from '../../src/operator/runtime/module-compare.ts';
+import { legacySecretDigest, unscopedSecretDigest } from '../../src/operator/runtime/module-compare.ts';
 import { metrics, sumMetric } from '../support/operator.ts';
 import {
   condition,
@@ -156,15 +156,16 @@ describe.skipIf(!!skipReason)('safe by default', () => {
     expect(await metric(op.metricsUrl, 'edge_operator_secret_data_cached')).toBe(1);
   });
 
-  it("keys the secret digests in status by the operator's own key, and migrates uid-keyed ones without re-applying modules", async () => {
+  it("keys the secret digests in status by the operator's own key and the namespace, and migrates earlier ones without re-applying modules", async () => {
     const key = await w.kube.get(SECRETS, w.ns, 'edge-operator-digest-key');
-    expect(Buffer.from((key.data as { key: string }).key, 'base64').length).toBeGreaterThanOrEqual(32);
+    const digestKey = Buffer.from((key.data as { key: string }).key, 'base64').toString('utf8');
+    expect(Buffer.from(digestKey).length).toBeGreaterThanOrEqual(32);
     const route = await w.kube.get(ROUTES, w.ns, 'app-root');
     const digests = route.status!.secretDigests as Record<string, string>;
     expect(Object.keys(digests)).toContain('oidc');
-    for (const d of Object.values(digests)) expect(d).toMatch(/^k1:[0-9a-f]{32}$/);
+    for (const d of Object.values(digests)) expect(d).toMatch(/^k2:[0-9a-f]{32}$/);
 
-    // an older operator wrote digests keyed by the object's uid: compute them as it did
+    // what the route's modules hold, to compute the digests older operators wrote
     const spec = route.spec as Record<string, unknown>;
     const ids = new Map<string, string>();
     for (const r of ROUTE.references!(spec)) {
@@ -176,26 +177,41 @@ describe.skipIf(!!skipReason)('safe by default', () => {
       name === 'edge-auth'
         ? Buffer.from((secret.data as Record<string, string>)[k]!, 'base64').toString()
         : '';
-    const legacy: Record<string, string> = {};
-    for (const m of ROUTE.modules ?? []) {
-      const body = m.desired(spec, (k, n) => ids.get(`${k}/${n}`)!, value);
-      const d = body && legacySecretDigest(body, m.secretPaths, route.metadata.uid);
-      if (d) legacy[m.name] = d;
+    const earlier = (digest: (body: Record<string, unknown>, paths?: string[]) => string | undefined) => {
+      const out: Record<string, string> = {};
+      for (const m of ROUTE.modules ?? []) {
+        const body = m.desired(spec, (k, n) => ids.get(`${k}/${n}`)!, value);
+        const d = body && digest(body, m.secretPaths);
+        if (d) out[m.name] = d;
+      }
+      expect(Object.keys(out).sort()).toEqual(Object.keys(digests).sort());
+      return out;
+    };
+    const forms = {
+      // the oldest operators keyed the digests by the object's uid
+      'keyed by the uid': earlier((b, p) => legacySecretDigest(b, p, route.metadata.uid)),
+      // then by the operator's key alone: equal secrets had equal digests in every namespace
+      'keyed without the namespace': earlier((b, p) => unscopedSecretDigest(b, p, digestKey)),
+    };
+    let puts = 0;
+    for (const [form, old] of Object.entries(forms)) {
+      await op.kill();
+      await w.kube.patch(ROUTES, w.ns, 'app-root', { status: { secretDigests: old } }, 'merge', 'status');
+      op = await startOperator(w.emu, w.ns);
+      const now = await waitFor(`digests ${form} migrated`, async () => {
+        const d = (await w.kube.get(ROUTES, w.ns, 'app-root')).status!.secretDigests as Record<
+          string,
+          string
+        >;
+        return Object.values(d).every((v) => v.startsWith('k2:')) && d;
+      });
+      expect(now).toEqual(digests);
+      // the new process applied no module again: the old digests proved the values
+      puts += sumMetric(await metrics(op.metricsUrl), 'edge_api_requests_total', (l) =>
+        /operation="httpsEdgeRouteModules\.\w+\.put"/.test(l),
+      );
     }
-    expect(Object.keys(legacy).sort()).toEqual(Object.keys(digests).sort());
-
-    await op.kill();
-    await w.kube.patch(ROUTES, w.ns, 'app-root', { status: { secretDigests: legacy } }, 'merge', 'status');
-    op = await startOperator(w.emu, w.ns);
-    await waitFor('digests migrated', async () => {
-      const d = (await w.kube.get(ROUTES, w.ns, 'app-root')).status!.secretDigests as Record<string, string>;
-      return Object.values(d).every((v) => v.startsWith('k1:')) && d;
-    });
-    // the new process applied no module again: the old digests proved the values
-    const modulePuts = sumMetric(await metrics(op.metricsUrl), 'edge_api_requests_total', (l) =>
-      /operation="httpsEdgeRouteModules\.\w+\.put"/.test(l),
-    );
-    expect(modulePuts).toBe(0);
+    expect(puts).toBe(0);
   });
 
   it('objects labelled for another instance are left alone; an operator of that instance manages them', async () => {

@@ -210,7 +210,9 @@ describe('edgectl export', () => {
           covers(withoutSecrets(want, m.secretPaths), withoutSecrets(input, m.secretPaths)),
           `${where}: ${JSON.stringify(want)} vs ${JSON.stringify(input)}`,
         ).toBe(true);
-        expect(secretDigest(want, m.secretPaths, 'k'), where).toBe(secretDigest(input, m.secretPaths, 'k'));
+        expect(secretDigest(want, m.secretPaths, 'k', 'team'), where).toBe(
+          secretDigest(input, m.secretPaths, 'k', 'team'),
+        );
       }
     }
   });

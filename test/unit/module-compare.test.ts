@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   covers,
-  isLegacyDigest,
+  earlierDigestMatches,
   legacySecretDigest,
   outputToInput,
   secretDigest,
+  unscopedSecretDigest,
   withoutSecrets,
 } from '../../src/operator/runtime/module-compare.ts';
 import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
@@ -29,30 +30,53 @@ describe('module comparison', () => {
       provider: { github: { client_id: 'id' } },
     });
     expect(body.provider.github.client_secret).toBe('s1');
-    const d1 = secretDigest(body, ['provider.*.client_secret'], 'uid-1');
+    const d1 = secretDigest(body, ['provider.*.client_secret'], 'key-1', 'team');
     const d2 = secretDigest(
       { provider: { github: { client_secret: 's2' } } },
       ['provider.*.client_secret'],
-      'uid-1',
+      'key-1',
+      'team',
     );
-    expect(d1).toMatch(/^k1:[0-9a-f]{32}$/);
+    expect(d1).toMatch(/^k2:[0-9a-f]{32}$/);
     expect(d1).not.toBe(d2);
-    expect(d1).not.toBe(secretDigest(body, ['provider.*.client_secret'], 'uid-2'));
-    expect(secretDigest({ a: 1 }, ['secret'], 'k')).toBeUndefined();
+    expect(d1).not.toBe(secretDigest(body, ['provider.*.client_secret'], 'key-2', 'team'));
+    expect(secretDigest({ a: 1 }, ['secret'], 'k', 'team')).toBeUndefined();
   });
 
-  it('tells digests keyed by the object uid (readable by anyone) from keyed ones, for migration', () => {
+  it("one secret digests differently in two namespaces: a tenant cannot compare another namespace's digests with its own", () => {
     const body = { secret: 'hunter2' };
-    const legacy = legacySecretDigest(body, ['secret'], 'uid-1')!;
-    expect(isLegacyDigest(legacy)).toBe(true);
-    expect(isLegacyDigest(secretDigest(body, ['secret'], 'operator-key')!)).toBe(false);
-    // the uid is in the object, so a legacy digest is a guessing oracle: the keyed one is not
+    const mine = secretDigest(body, ['secret'], 'operator-key', 'team-a');
+    const theirs = secretDigest(body, ['secret'], 'operator-key', 'team-b');
+    expect(mine).not.toBe(theirs);
+    // a guess put in team-a's own Secret never matches team-b's digest
     const guesses = ['password', 'hunter2', 'letmein'];
-    expect(guesses.find((g) => legacySecretDigest({ secret: g }, ['secret'], 'uid-1') === legacy)).toBe(
+    expect(
+      guesses.find((g) => secretDigest({ secret: g }, ['secret'], 'operator-key', 'team-a') === theirs),
+    ).toBe(undefined);
+    // the form before had no namespace in it: the guess matched
+    const unscoped = (v: string) => unscopedSecretDigest({ secret: v }, ['secret'], 'operator-key');
+    expect(guesses.find((g) => unscoped(g) === unscoped('hunter2'))).toBe('hunter2');
+  });
+
+  it("accepts the digests earlier versions wrote (the object's uid, then the operator's key alone) when the values match", () => {
+    const body = { secret: 'hunter2' };
+    const key = 'operator-key';
+    const byUid = legacySecretDigest(body, ['secret'], 'uid-1')!;
+    const unscoped = unscopedSecretDigest(body, ['secret'], key)!;
+    expect(unscoped).toMatch(/^k1:/);
+    expect(earlierDigestMatches(byUid, body, ['secret'], key, 'uid-1')).toBe(true);
+    expect(earlierDigestMatches(unscoped, body, ['secret'], key, 'uid-1')).toBe(true);
+    expect(earlierDigestMatches(byUid, { secret: 'other' }, ['secret'], key, 'uid-1')).toBe(false);
+    expect(earlierDigestMatches(unscoped, { secret: 'other' }, ['secret'], key, 'uid-1')).toBe(false);
+    // a current digest is never "earlier": it compares as itself
+    expect(earlierDigestMatches(secretDigest(body, ['secret'], key, 'team')!, body, ['secret'], key)).toBe(
+      false,
+    );
+    // the uid is in the object, so the oldest form is a guessing oracle: the keyed ones are not
+    const guesses = ['password', 'hunter2', 'letmein'];
+    expect(guesses.find((g) => legacySecretDigest({ secret: g }, ['secret'], 'uid-1') === byUid)).toBe(
       'hunter2',
     );
-    const keyed = secretDigest(body, ['secret'], 'operator-key');
-    expect(guesses.find((g) => secretDigest({ secret: g }, ['secret'], 'uid-1') === keyed)).toBeUndefined();
   });
 });
 

@@ -38,13 +38,18 @@ import {
 import { observeOnlyId, planObserveOnly } from '../../src/operator/runtime/engine/plan-observe-only.ts';
 import type { Remote, Wanted } from '../../src/operator/runtime/engine/types.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
-import { legacySecretDigest, secretDigest } from '../../src/operator/runtime/module-compare.ts';
+import {
+  legacySecretDigest,
+  secretDigest,
+  unscopedSecretDigest,
+} from '../../src/operator/runtime/module-compare.ts';
 import { Listed } from '../../src/operator/runtime/observer.ts';
 import { encodeMetadata, type Owner } from '../../src/operator/runtime/owner.ts';
 
 const KEY = 'plan-test-key';
 const CLUSTER = 'c1';
 const UID = 'uid-a';
+const NS = 'team';
 const SELF: Owner = { cluster: CLUSTER, uid: UID, object: 'Thing/team/a' };
 const noop = async () => undefined;
 
@@ -135,7 +140,7 @@ const sync = (o: {
     ownerState: o.ownerState,
     applied: o.applied,
   });
-const authDigest = (secret: string) => secretDigest({ secret }, ['secret'], KEY)!;
+const authDigest = (secret: string) => secretDigest({ secret }, ['secret'], KEY, NS)!;
 
 describe('planSync: create, recreate, adopt, update, nothing or stall', () => {
   const cases: [string, Parameters<typeof sync>[0], Record<string, unknown>][] = [
@@ -353,6 +358,7 @@ describe('updateEvent: drift vs Updated', () => {
 describe('planModules: put when differing, delete when dropped, secrets by digest', () => {
   const w = (tls: unknown, auth: unknown) => want({ tls, auth }).modules;
   const legacy = legacySecretDigest({ secret: 's3cret' }, ['secret'], UID)!;
+  const unscoped = unscopedSecretDigest({ secret: 's3cret' }, ['secret'], KEY)!;
   const cases: [string, Remote, Wanted['modules'], Record<string, string> | undefined, unknown[]][] = [
     ['nothing wanted, nothing held', remote(), w(null, null), undefined, []],
     [
@@ -413,6 +419,27 @@ describe('planModules: put when differing, delete when dropped, secrets by diges
       [{ name: 'auth', put: { user: 'u', secret: 'new' } }],
     ],
     [
+      'digest keyed without the namespace (the form before) accepted: no put',
+      remote({ auth: { user: 'u' } }),
+      w(null, { user: 'u', secret: 's3cret' }),
+      { auth: unscoped },
+      [],
+    ],
+    [
+      'digest keyed without the namespace, of another value: put',
+      remote({ auth: { user: 'u' } }),
+      w(null, { user: 'u', secret: 'new' }),
+      { auth: unscoped },
+      [{ name: 'auth', put: { user: 'u', secret: 'new' } }],
+    ],
+    [
+      'the same secret’s digest from another namespace: put',
+      remote({ auth: { user: 'u' } }),
+      w(null, { user: 'u', secret: 's3cret' }),
+      { auth: secretDigest({ secret: 's3cret' }, ['secret'], KEY, 'other-team')! },
+      [{ name: 'auth', put: { user: 'u', secret: 's3cret' } }],
+    ],
+    [
       'no digest yet (adoption): the API’s copy of the secret decides, equal: no put',
       remote({ auth: { user: 'u', secret: 's3cret' } }),
       w(null, { user: 'u', secret: 's3cret' }),
@@ -438,7 +465,7 @@ describe('planModules: put when differing, delete when dropped, secrets by diges
     ],
   ];
   it.each(cases)('%s', (_what, r, modules, applied, expected) => {
-    expect(planModules(THING, r, modules, applied, KEY, UID)).toEqual(expected);
+    expect(planModules(THING, r, modules, applied, KEY, { namespace: NS, uid: UID })).toEqual(expected);
   });
   it('the Event lists a put by name and a delete as -name', () => {
     expect(
@@ -449,7 +476,7 @@ describe('planModules: put when differing, delete when dropped, secrets by diges
     ).toEqual(['-tls', 'auth']);
   });
   it('digests only for modules with secrets that are wanted', () => {
-    expect(digestsOf(THING, w({ cert: 'x' }, { secret: 's3cret' }), KEY)).toEqual({
+    expect(digestsOf(THING, w({ cert: 'x' }, { secret: 's3cret' }), KEY, NS)).toEqual({
       auth: authDigest('s3cret'),
     });
   });

@@ -40,30 +40,69 @@ export function withoutSecrets(body: Obj, paths: string[] = []): Obj {
   return copy;
 }
 
-function hmacOfSecrets(body: Obj, paths: string[], key: string): string | undefined {
+function hmacOfSecrets(body: Obj, paths: string[], key: string, scope?: string): string | undefined {
   const values: string[] = [];
   for (const p of paths) walk(body, p.split('.'), (parent, k) => values.push(`${p}=${String(parent[k])}`));
   if (!values.length) return undefined;
-  return createHmac('sha256', key).update(values.sort().join('\n')).digest('hex').slice(0, 32);
+  const text = values.sort().join('\n');
+  // a namespace name holds no newline: the scope cannot run into the values
+  return createHmac('sha256', key)
+    .update(scope === undefined ? text : `${scope}\n${text}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
-/** Digests keyed by the operator's own key carry this prefix; older ones were keyed by the object's uid. */
-const DIGEST_PREFIX = 'k1:';
+/** Digests keyed by the operator's own key and the object's namespace carry this prefix. */
+const DIGEST_PREFIX = 'k2:';
+/** The format before: the operator's key alone, so equal secrets had equal digests in every namespace. */
+const UNSCOPED_PREFIX = 'k1:';
 
 /**
- * A keyed hash of the secret values, for status: the key lives in a Secret of the
- * operator's namespace, so someone who can read the object cannot test guesses against it.
+ * A keyed hash of the secret values, for status: the key lives in a Secret of the operator's
+ * namespace, so someone who can read the object cannot test guesses against it; the object's
+ * namespace is hashed in, so a tenant cannot compare another namespace's digests with its own
+ * (its own secrets, or guesses it puts in them).
  */
-export function secretDigest(body: Obj, paths: string[] = [], key: string): string | undefined {
-  const h = hmacOfSecrets(body, paths, key);
+export function secretDigest(
+  body: Obj,
+  paths: string[] = [],
+  key: string,
+  namespace: string,
+): string | undefined {
+  const h = hmacOfSecrets(body, paths, key, namespace);
   return h && `${DIGEST_PREFIX}${h}`;
 }
 
-/** The earlier digest, keyed by the object's uid (readable by anyone who can read the object). */
+/** The form before: keyed by the operator's key alone. */
+export function unscopedSecretDigest(body: Obj, paths: string[] = [], key: string): string | undefined {
+  const h = hmacOfSecrets(body, paths, key);
+  return h && `${UNSCOPED_PREFIX}${h}`;
+}
+
+/** The oldest form: keyed by the object's uid (readable by anyone who can read the object). */
 export function legacySecretDigest(body: Obj, paths: string[] = [], uid = ''): string | undefined {
   return hmacOfSecrets(body, paths, uid);
 }
-export const isLegacyDigest = (d: string) => !d.startsWith(DIGEST_PREFIX);
+
+/**
+ * Whether a digest an earlier version wrote is of these secrets. A match spares the module's
+ * PUT; the next status write replaces the digest with the scoped one.
+ */
+export function earlierDigestMatches(
+  was: string,
+  body: Obj,
+  paths: string[] = [],
+  key: string,
+  uid = '',
+): boolean {
+  if (was.startsWith(DIGEST_PREFIX)) return false;
+  return (
+    was ===
+    (was.startsWith(UNSCOPED_PREFIX)
+      ? unscopedSecretDigest(body, paths, key)
+      : legacySecretDigest(body, paths, uid))
+  );
+}
 
 /**
  * Every top-level field the spec sets equals what the API holds; fields the API adds

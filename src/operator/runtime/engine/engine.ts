@@ -22,7 +22,7 @@ import {
   type SyncDecision,
   unchanged,
 } from './plan.ts';
-import { digestsOf, planModules } from './plan-changes.ts';
+import { digestsOf, ownerOfDigests, planModules } from './plan-changes.ts';
 import { deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
 import { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
 import { ConflictReader, findOwned, readDeleteEvidence, readerFor, readId, readOwnerState } from './read.ts';
@@ -268,7 +268,7 @@ export class Engine implements EngineContext {
     });
     if (d.action === 'stall') return fromStall(d);
     const remote = await this.write(ctx, obj, want, d, seen, applied ?? statusOf(obj).secretDigests);
-    const digests = digestsOf(binding, want.modules, opts.digestKey);
+    const digests = digestsOf(binding, want.modules, opts.digestKey, obj.metadata.namespace ?? '');
     await report.reportSynced(ctx, obj, { remote, want, digests, requested, resetsAtStart });
     // the next look comes with the kind's next bulk list
     return {};
@@ -294,7 +294,7 @@ export class Engine implements EngineContext {
     const steps =
       remote === found
         ? d.modules
-        : planModules(this.binding, remote, want.modules, applied, this.opts.digestKey, obj.metadata.uid);
+        : planModules(this.binding, remote, want.modules, applied, this.opts.digestKey, ownerOfDigests(obj));
     remote = await execute.writeModules(ctx, obj, remote, want.desired, steps);
     if (d.adopt) await execute.adopted(ctx, obj, remote.id, d.adopt);
     return remote;

@@ -5,8 +5,7 @@ import type { AnyBinding, Common } from '../binding.ts';
 import type { KubeObject } from '../kube.ts';
 import {
   covers,
-  isLegacyDigest,
-  legacySecretDigest,
+  earlierDigestMatches,
   outputToInput,
   secretDigest,
   withoutSecrets,
@@ -68,21 +67,28 @@ export function digestsOf(
   binding: AnyBinding,
   modules: Wanted['modules'],
   digestKey: string,
+  namespace: string,
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const m of binding.modules ?? []) {
     const body = modules.get(m.name);
-    const d = body ? secretDigest(body, m.secretPaths, digestKey) : undefined;
+    const d = body ? secretDigest(body, m.secretPaths, digestKey, namespace) : undefined;
     if (d) out[m.name] = d;
   }
   // most objects have no secret: one empty record for all their memos
   return Object.keys(out).length ? out : NO_DIGESTS;
 }
 
+/** What an object's secret digests are scoped by (its namespace) and, in their oldest form, keyed by (its uid). */
+export const ownerOfDigests = (obj: KubeObject) => ({
+  namespace: obj.metadata.namespace ?? '',
+  uid: obj.metadata.uid,
+});
+
 /**
  * PUTs for the modules that differ, DELETEs for the ones the spec dropped. Secrets compare by
- * digest: the applied one (`applied`), a legacy one keyed by the object's uid, or with no
- * digest yet (an adoption) the API's own copy, which it returns.
+ * digest: the applied one (`applied`, perhaps in an earlier version's form), or with no digest
+ * yet (an adoption) the API's own copy, which it returns.
  */
 export function planModules(
   binding: AnyBinding,
@@ -90,7 +96,7 @@ export function planModules(
   modules: Wanted['modules'],
   applied: Record<string, string> | undefined,
   digestKey: string,
-  uid: string | undefined,
+  obj: { namespace: string; uid?: string },
 ): ModuleStep[] {
   const steps: ModuleStep[] = [];
   for (const m of binding.modules ?? []) {
@@ -100,14 +106,14 @@ export function planModules(
       if (have) steps.push({ name: m.name, delete: true });
       continue;
     }
-    const digest = secretDigest(want, m.secretPaths, digestKey);
+    const digest = secretDigest(want, m.secretPaths, digestKey, obj.namespace);
     const was = applied?.[m.name];
     const sameSecrets =
       digest === was ||
-      (was !== undefined && isLegacyDigest(was) && was === legacySecretDigest(want, m.secretPaths, uid)) ||
+      (was !== undefined && earlierDigestMatches(was, want, m.secretPaths, digestKey, obj.uid)) ||
       (was === undefined &&
         have !== null &&
-        digest === secretDigest(outputToInput(have), m.secretPaths, digestKey));
+        digest === secretDigest(outputToInput(have), m.secretPaths, digestKey, obj.namespace));
     const same =
       have &&
       covers(withoutSecrets(want, m.secretPaths), withoutSecrets(outputToInput(have), m.secretPaths)) &&

@@ -16,7 +16,14 @@ import type { Snapshot } from '../observer.ts';
 import { decodeMetadata, type Owner } from '../owner.ts';
 import { CONFLICT_RECHECK_MS } from './failure.ts';
 import { type LastSync, statusDigest } from './memo.ts';
-import { type ModuleStep, planModules, planUpdate, type Stall, stallWith } from './plan-changes.ts';
+import {
+  type ModuleStep,
+  ownerOfDigests,
+  planModules,
+  planUpdate,
+  type Stall,
+  stallWith,
+} from './plan-changes.ts';
 import type { Seen, Status, Wanted } from './types.ts';
 
 export type OwnerState = 'live' | 'gone' | 'unknown';
@@ -273,7 +280,7 @@ export function planSync(i: SyncInput): SyncDecision {
   const update = planUpdate(i.binding, remote, i.want.desired, i.want.common);
   if (update.action === 'stall') return update;
   const applied = i.applied ?? status.secretDigests;
-  const modules = planModules(i.binding, remote, i.want.modules, applied, i.digestKey, i.obj.metadata.uid);
+  const modules = planModules(i.binding, remote, i.want.modules, applied, i.digestKey, ownerOfDigests(i.obj));
   const adopting = status.id !== remote.id;
   const adopt = adopting
     ? {
