@@ -22,8 +22,16 @@ import { isHttpUrl, quote } from './values.ts';
 
 export type { Raw } from './kinds.ts';
 
-const httpUrl = (flag: string, s: string) => {
-  if (!isHttpUrl(s)) throw new ConfigError(`${flag}: ${quote(s)} is not an http(s) URL`);
+/**
+ * A URL the API key is sent to: http(s), without credentials, query or fragment (an account's
+ * status names the URL it is refused; a password there would be shown to every tenant). The
+ * error shows the URL with its credentials masked: stderr goes to the pod's log.
+ */
+const keyUrl = (flag: string, s: string) => {
+  if (!isHttpUrl(s) || !normalizeUrl(s))
+    throw new ConfigError(
+      `${flag}: ${quote(s.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@'))} is not an http(s) URL without credentials, query or fragment`,
+    );
 };
 
 export interface Setting<T> {
@@ -68,7 +76,7 @@ export const SETTINGS = {
     flag: '--api-url',
     env: 'EDGE_API_URL',
     defaultText: 'required, unless `--emulator` or `--local`',
-    kind: text('<url>', httpUrl),
+    kind: text('<url>', keyUrl),
     help: 'Edge API base URL (http or https)',
     chart: 'api.url',
   }),
@@ -239,12 +247,7 @@ export const SETTINGS = {
     env: 'EDGE_ACCOUNT_API_URLS',
     default: '',
     defaultText: 'none',
-    kind: list((flag, u) => {
-      if (!isHttpUrl(u) || !normalizeUrl(u))
-        throw new ConfigError(
-          `${flag}: ${quote(u)} is not an http(s) URL without credentials, query or fragment`,
-        );
-    }),
+    kind: list(keyUrl),
     help: 'comma-separated API URLs an EdgeAccount or ClusterEdgeAccount may set in `spec.apiURL` besides `--api-url` (any other: `Stalled/APIURLNotAllowed`)',
     chart: 'accounts.allowedAPIURLs',
   }),
