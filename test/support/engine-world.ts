@@ -48,6 +48,8 @@ export interface EngineWorld {
   /** Reconciles every object until none has work left (references resolve in order). */
   converge(passes?: number): Promise<void>;
   ready(kind: string, name: string, ns?: string): Condition | undefined;
+  /** What the kind's engine keeps for the object (undefined: nothing). */
+  memo(kind: string, name: string, ns?: string): unknown;
   /** API calls since the last call, by "operation status". */
   calls(): Record<string, number>;
   close(): Promise<void>;
@@ -185,6 +187,7 @@ export async function engineWorld(
     },
     get: (kind, name, ns = NS) => kube.get(pluralOf(kind), ns, name),
     reconcile: (kind, name, ns = NS) => engines.get(kind)!.reconcile(`${ns}/${name}`),
+    memo: (kind, name, ns = NS) => engines.get(kind)!.memos.peek(`${ns}/${name}`),
     recordIds: (kind, busy = () => false, opts = {}) => engines.get(kind)!.recordIds(busy, opts),
     async observe(kind) {
       for (const [k, o] of observers) if (!kind || k === kind) await o.refresh();

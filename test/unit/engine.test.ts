@@ -424,6 +424,39 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(w.kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'Recreated' });
   });
 
+  it.each([
+    ['the next sync adopts it', false],
+    ['a delete meanwhile deletes it', true],
+  ])(
+    'a recreate whose answer is lost is found by its marker, not made twice nor orphaned: %s',
+    async (_, deleting) => {
+      w = await engineWorld({ resyncMs: 0 });
+      w.apply('IPPolicy', 'corp', {});
+      await w.reconcile('IPPolicy', 'corp');
+      await w.api.ipPolicies.delete(idOf('IPPolicy', 'corp'));
+      // the API makes the new resource, and the answer never arrives
+      w.emu.faults.set({ dropRate: 1, methods: ['POST'] });
+      await w.reconcile('IPPolicy', 'corp');
+      const made = w.emu.store.all('ipPolicies').map((p) => p.id);
+      expect(made).toHaveLength(1);
+      w.emu.faults.set({});
+      w.calls();
+      if (deleting) {
+        w.kube.delete('ippolicies', 'team', 'corp');
+        await w.reconcile('IPPolicy', 'corp');
+        expect(w.get('IPPolicy', 'corp')).toBeUndefined();
+        expect(w.emu.store.all('ipPolicies')).toEqual([]);
+      } else {
+        await w.reconcile('IPPolicy', 'corp');
+        expect(w.calls()['ipPolicies.create 201']).toBeUndefined();
+        expect(idOf('IPPolicy', 'corp')).toBe(made[0]);
+        expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'True' });
+        expect(reasons()).toContain('Recovered');
+        expect(w.emu.store.all('ipPolicies').map((p) => p.id)).toEqual(made);
+      }
+    },
+  );
+
   it('references: a route waits quietly for its edge (no status write for a short wait), then syncs', async () => {
     w = await engineWorld();
     w.apply('HTTPSEdgeRoute', 'root', { edgeRef: { name: 'app' }, matchType: 'path_prefix', match: '/' });
@@ -460,6 +493,23 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(w.get('IPPolicy', 'kept')).toBeUndefined();
     expect(w.emu.store.all('ipPolicies').map((p) => p.id)).toEqual([kept]);
     expect(reasons()).toEqual(expect.arrayContaining(['Deleted', 'Retained']));
+    // nothing is kept for them: under churn, what a deleted object left would add up
+    expect(w.memo('IPPolicy', 'gone')).toBeUndefined();
+    expect(w.memo('IPPolicy', 'kept')).toBeUndefined();
+    // nor for one gone before its next reconcile (its finalizer taken off by hand)
+    w.apply('IPPolicy', 'brief', {});
+    await w.reconcile('IPPolicy', 'brief');
+    expect(w.memo('IPPolicy', 'brief')).toBeDefined();
+    await w.kube.patch(
+      { group: 'edge.tunnel.dev', version: 'v1alpha1', plural: 'ippolicies' },
+      'team',
+      'brief',
+      { metadata: { finalizers: null } },
+    );
+    w.kube.delete('ippolicies', 'team', 'brief');
+    expect(w.get('IPPolicy', 'brief')).toBeUndefined();
+    await w.reconcile('IPPolicy', 'brief');
+    expect(w.memo('IPPolicy', 'brief')).toBeUndefined();
   });
 
   it('delete: a finalizer patch that meets a newer version is retried without a second DELETE of the resource', async () => {

@@ -165,8 +165,7 @@ export class Engine implements EngineContext {
     const resetsAtStart = this.memos.peek(key)?.resets ?? 0;
     const cached = this.opts.cache.get(key);
     if (!cached) {
-      const memo = this.memos.peek(key);
-      if (memo) memo.last = undefined;
+      this.memos.drop(key);
       return {};
     }
     // most reconciles find nothing to do (the watch event of this process's own write, a
@@ -220,6 +219,8 @@ export class Engine implements EngineContext {
     ).finally(() => {
       const memo = this.memos.peek(key);
       if (memo?.running === cell) memo.running = undefined;
+      // gone while this ran (its delete event kept the memo for this run only)
+      if (!this.opts.cache.get(key)) this.memos.drop(key);
     });
   }
 

@@ -49,7 +49,9 @@ export async function removeFinalizer(ctx: EngineContext, obj: KubeObject): Prom
 /**
  * One API create with the modules inline, after the finalizer and a create-pending mark (a
  * crash orphans nothing; the mark stays until the id annotation replaces it). `gone`: the
- * resource this one replaces, deleted outside the cluster.
+ * resource this one replaces, deleted outside the cluster; its id leaves status first, so a
+ * create whose answer is lost (a timeout, a crash) is looked for by its marker next time, as a
+ * first create's is, instead of being made again and orphaned.
  */
 export async function create(
   ctx: EngineContext,
@@ -65,6 +67,17 @@ export async function create(
       ? { annotations: { ...pending, [ID_ANNOTATION]: null } }
       : { finalizers: withFinalizer(obj), annotations: pending },
   );
+  if (gone) {
+    const updated = await ctx.opts.kube.patch(
+      ctx.resource,
+      obj.metadata.namespace,
+      obj.metadata.name,
+      { status: { id: null } },
+      'merge',
+      'status',
+    );
+    obj.status = updated.status;
+  }
   const inline = Object.fromEntries([...want.modules].filter(([, v]) => v !== null));
   const remote = (await call(ctx, obj.metadata.namespace ?? '', `create ${ctx.binding.kind}`, () =>
     ctx.binding.api.create(ctx.opts.api, { ...want.desired, ...want.common, ...inline }),

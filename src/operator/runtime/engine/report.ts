@@ -269,5 +269,10 @@ export async function reportObserved(
 
 /** The id a create before a restart left, found by its marker. */
 export function recovered(ctx: EngineContext, obj: KubeObject, id: string): void {
-  ctx.opts.events.record(obj, 'Normal', 'Recovered', `found ${id}, created before a restart; adopting it`);
+  ctx.opts.events.record(
+    obj,
+    'Normal',
+    'Recovered',
+    `found ${id}, made by an earlier create whose answer was lost (a restart, a timeout); adopting it`,
+  );
 }
