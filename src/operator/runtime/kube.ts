@@ -142,8 +142,8 @@ export class Kube {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  get<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string) {
-    return this.request<T>('GET', resourceUrl(r, namespace, name));
+  get<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string, signal?: AbortSignal) {
+    return this.request<T>('GET', resourceUrl(r, namespace, name), { signal });
   }
   /**
    * One page of a list. The API server answers an empty metadata-only list with
@@ -161,11 +161,22 @@ export class Kube {
     });
     return { metadata: page?.metadata ?? { resourceVersion: '' }, items: page?.items ?? [] };
   }
-  create<T = KubeObject>(r: ResourcePath, namespace: string | undefined, body: unknown) {
-    return this.request<T>('POST', resourceUrl(r, namespace), { body });
+  create<T = KubeObject>(
+    r: ResourcePath,
+    namespace: string | undefined,
+    body: unknown,
+    signal?: AbortSignal,
+  ) {
+    return this.request<T>('POST', resourceUrl(r, namespace), { body, signal });
   }
-  replace<T = KubeObject>(r: ResourcePath, namespace: string | undefined, name: string, body: unknown) {
-    return this.request<T>('PUT', resourceUrl(r, namespace, name), { body });
+  replace<T = KubeObject>(
+    r: ResourcePath,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    signal?: AbortSignal,
+  ) {
+    return this.request<T>('PUT', resourceUrl(r, namespace, name), { body, signal });
   }
   patch<T = KubeObject>(
     r: ResourcePath,

@@ -1,7 +1,9 @@
 // Leader election on a coordination.k8s.io Lease, as client-go does it: the leader renews
 // every retry period; a candidate takes over once the holder has not renewed for a whole
 // lease duration as observed on its own clock; a leader that cannot renew within the
-// renew deadline steps down. On shutdown the lease is released so a standby takes over.
+// renew deadline steps down: a renewal still unanswered at the deadline is given up (a hung
+// API server or connection must not keep a leader that a standby will replace once the lease
+// runs out). On shutdown the lease is released so a standby takes over.
 // A standby also watches the Lease: a release (a rolling upgrade, a drain) is taken within
 // milliseconds by the replica that is already running, not at its next poll, by which time
 // the replacement pod may have taken it with nothing warm.
@@ -163,9 +165,10 @@ export class LeaderElector {
     while (!this.stopped && this.isLeader) {
       await new Promise((r) => setTimeout(r, this.opts.retryPeriodMs));
       if (this.stopped) return;
-      if (await this.tryAcquireOrRenew()) {
+      const left = this.opts.renewDeadlineMs - (Date.now() - lastRenew);
+      if (left > 0 && (await this.tryAcquireOrRenew(AbortSignal.timeout(left)))) {
         lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.opts.renewDeadlineMs) {
+      } else if (Date.now() - lastRenew >= this.opts.renewDeadlineMs) {
         this.isLeader = false;
         this.opts.log.error('lost leadership: could not renew the lease within the renew deadline');
         onLost();
@@ -174,7 +177,8 @@ export class LeaderElector {
     }
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /** One attempt; `signal` gives a renewal up at the renew deadline. */
+  private async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
     const { kube, namespace, name, identity } = this.opts;
     const now = new Date();
     const mine = {
@@ -185,13 +189,15 @@ export class LeaderElector {
     try {
       let lease: Lease;
       try {
-        lease = await kube.get<Lease>(LEASES, namespace, name);
+        lease = await kube.get<Lease>(LEASES, namespace, name, signal);
       } catch (e) {
         if (!isKubeNotFound(e)) throw e;
-        await kube.create(LEASES, namespace, {
-          metadata: { name, namespace },
-          spec: { ...mine, acquireTime: micro(now), leaseTransitions: 0 },
-        });
+        await kube.create(
+          LEASES,
+          namespace,
+          { metadata: { name, namespace }, spec: { ...mine, acquireTime: micro(now), leaseTransitions: 0 } },
+          signal,
+        );
         return true;
       }
       this.leaseVersion = lease.metadata.resourceVersion;
@@ -204,7 +210,7 @@ export class LeaderElector {
         s.holderIdentity === identity
           ? { ...s, ...mine }
           : { ...s, ...mine, acquireTime: micro(now), leaseTransitions: (s.leaseTransitions ?? 0) + 1 };
-      await kube.replace(LEASES, namespace, name, { ...lease, spec });
+      await kube.replace(LEASES, namespace, name, { ...lease, spec }, signal);
       return true;
     } catch (e) {
       if (!isConflict(e))

@@ -188,8 +188,11 @@ export class Manager {
       });
       this.opts.log.info({ identity: this.opts.identity }, 'waiting for leadership');
       await this.elector.acquire(() => {
-        this.opts.log.error('leadership lost: exiting so a standby takes over');
-        void this.stop().finally(() => process.exit(1));
+        // a standby leads once the lease runs out, from fresh caches: no reconcile of this
+        // replica may go on writing meanwhile, so there is no drain (a create in flight is
+        // found again by its create-pending mark)
+        this.opts.log.error('leadership lost: exiting at once so a standby takes over');
+        process.exit(1);
       });
       if (this.stopping) return;
       this.opts.metrics.leader.set({ name: this.opts.leaderElection.name }, 1);
