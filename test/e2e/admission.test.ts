@@ -73,6 +73,18 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     ).toContain('secretRef must be unset when provider is sns');
   });
 
+  it('mutual TLS on a TLS edge that passes TLS upstream (ERR_NGROK_7062); disabled, it may stay', async () => {
+    const edge = (mutualTLS: Record<string, unknown>) =>
+      obj('TLSEdge', w.ns, 't', {
+        tlsTermination: { terminateAt: 'upstream' },
+        mutualTLS: { certificateAuthorityIDs: ['ca_1'], ...mutualTLS },
+      });
+    expect(await refused(edge({}))).toContain(
+      'spec.mutualTLS: Invalid value: mutualTLS must be unset or disabled when tlsTermination.terminateAt is upstream',
+    );
+    await apply(w.kube, [edge({ enabled: false })], w.ns, { dryRun: true });
+  });
+
   it('a header name with a space, in add and in remove', async () => {
     expect(await refused(route({ requestHeaders: { add: { 'bad header': 'x' } } }))).toContain(
       'add keys must be an HTTP header name',
@@ -107,6 +119,42 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
       }),
     );
     expect(message).toContain('spec.oauth.provider.github.teams[0]');
+  });
+
+  it('OAuth lists the API holds unique and lower case (ERR_NGROK_7046-7049, 7067, 7068)', async () => {
+    const google = (p: Record<string, unknown>) => route({ oauth: { provider: { google: p } } });
+    expect(await refused(google({ emailAddresses: ['Alice@example.com'] }))).toContain(
+      'spec.oauth.provider.google.emailAddresses: Invalid value: emailAddresses must be written in lower case',
+    );
+    expect(await refused(google({ emailDomains: ['Example.com'] }))).toContain(
+      'emailDomains must be written in lower case',
+    );
+    expect(await refused(google({ emailDomains: ['example.com', 'example.com'] }))).toContain(
+      'spec.oauth.provider.google.emailDomains: Invalid value: emailDomains must not hold a value twice',
+    );
+    const github = { clientID: 'c', clientSecretRef: { name: 's', key: 'k' } };
+    expect(
+      await refused(
+        route({ oauth: { provider: { github: { ...github, organizations: ['acme', 'acme'] } } } }),
+      ),
+    ).toContain(
+      'spec.oauth.provider.github.organizations: Invalid value: organizations must not hold a value twice',
+    );
+    await apply(
+      w.kube,
+      [google({ emailAddresses: ['alice@example.com'], emailDomains: ['example.com'] })],
+      w.ns,
+      {
+        dryRun: true,
+      },
+    );
+  });
+
+  it('a header added twice in different cases (ERR_NGROK_7069; response headers would keep one)', async () => {
+    for (const module of ['requestHeaders', 'responseHeaders'])
+      expect(await refused(route({ [module]: { add: { 'X-Team': 'a', 'x-team': 'b' } } }))).toContain(
+        `spec.${module}.add: Invalid value: add must not name a key twice in different cases`,
+      );
   });
 
   // found by the unit suite's parity probes (test/unit/parity.test.ts)

@@ -143,6 +143,15 @@ const ONE_ENABLED =
 /** OAuth on the route '/' only: held, as the largest object's login modules are disabled. */
 const ENABLED_ONLY_AT_ROOT =
   /^!\(has\(self\.(\w+)\) && \(!has\(self\.\1\.enabled\) \|\| self\.\1\.enabled\)\) \|\| self\.\w+ == '\/'$/;
+/** Lower-case items (OAuth e-mail addresses and domains): the generators write lower case. */
+const LOWER_CASE_ITEMS = /^self\.all\(v, v == v\.lowerAscii\(\)\)$/;
+/** Items unique: the generator's items differ by their seed (checked). */
+const UNIQUE_ITEMS = /^self\.all\(v, self\.exists_one\(w, w == v\)\)$/;
+/** Header names unique whatever their case: the generator's keys differ in lower case (checked). */
+const KEYS_UNIQUE_IGNORING_CASE =
+  /^self\.all\(k, self\.filter\(j, j\.lowerAscii\(\) == k\.lowerAscii\(\)\)\.size\(\) == 1\)$/;
+/** A module refused while another's setting holds: held, as the largest object's modules are disabled (checked). */
+const NOT_WHILE_ENABLED = /^!\(has\(self\.(\w+)\) && self\.\1\.enabled && /;
 const known = (rule: string) =>
   rule.includes('oldSelf') || // transition rules: no old object at create
   [
@@ -155,6 +164,10 @@ const known = (rule: string) =>
     VALUE_PATTERN,
     ONE_ENABLED,
     ENABLED_ONLY_AT_ROOT,
+    LOWER_CASE_ITEMS,
+    UNIQUE_ITEMS,
+    KEYS_UNIQUE_IGNORING_CASE,
+    NOT_WHILE_ENABLED,
   ].some((re) => re.test(rule)) ||
   ['isIP(self) || isCIDR(self)', 'isURL(self)'].includes(rule);
 
@@ -174,7 +187,13 @@ function largest(node: Node, path: string, seed = 0): unknown {
       return largestString(node, path, seed);
     case 'array': {
       if (node.maxItems === undefined) throw new Error(`${path}: a list without maxItems`);
-      return [...Array(node.maxItems).keys()].map((i) => largest(node.items!, `${path}[${i}]`, i));
+      const items = [...Array(node.maxItems).keys()].map((i) => largest(node.items!, `${path}[${i}]`, i));
+      if (
+        rulesOf(node).some((r) => UNIQUE_ITEMS.test(r)) &&
+        new Set(items.map((x) => JSON.stringify(x))).size < items.length
+      )
+        throw new Error(`${path}: the generated items repeat`);
+      return items;
     }
     case 'object':
       return node.additionalProperties ? largestMap(node, path) : largestObject(node, path, seed);
@@ -205,12 +224,19 @@ function largestMap(node: Node, path: string): Json {
   const pattern = keyPattern.find(Boolean);
   const key = pattern ? GENERATORS[source(pattern)] : free;
   if (!key) throw new Error(`${path}: no generator for keys matching ${pattern}`);
-  return Object.fromEntries(
+  const out = Object.fromEntries(
     [...Array(node.maxProperties).keys()].map((i) => [
       key(Number(size[1]), i),
       largest(node.additionalProperties!, `${path}[${i}]`, i),
     ]),
   );
+  const keys = Object.keys(out);
+  if (
+    rules.some((r) => KEYS_UNIQUE_IGNORING_CASE.test(r)) &&
+    new Set(keys.map((k) => k.toLowerCase())).size < keys.length
+  )
+    throw new Error(`${path}: the generated keys repeat in lower case`);
+  return out;
 }
 
 function largestObject(node: Node, path: string, seed: number): Json {
@@ -218,6 +244,9 @@ function largestObject(node: Node, path: string, seed: number): Json {
     Object.entries(node.properties ?? {}).map(([k, v]) => [k, largest(v, `${path}.${k}`, seed)]),
   );
   for (const rule of rulesOf(node)) {
+    const module = NOT_WHILE_ENABLED.exec(rule)?.[1];
+    if (module && (out[module] as Json | undefined)?.enabled !== false)
+      throw new Error(`${path}.${module}: enabled, where a rule holds only for a disabled one`);
     const pair = PAIR.exec(rule);
     // exactly one of a reference or an id: the id (64 characters; a reference resolves to one)
     if (pair) delete out[pair[1]!.endsWith('Ref') ? pair[1]! : pair[2]!];

@@ -49,6 +49,12 @@ export interface Field {
   keyMax?: number;
   /** The CRD's least number of items of a list, where the API's is lower. */
   min?: number;
+  /** A list whose items the API holds unique (a repeat is refused at admission). */
+  unique?: boolean;
+  /** A list whose items the API holds lower case (it refuses, rather than lower-cases, others). */
+  lowercase?: boolean;
+  /** A map whose keys the API holds unique whatever their case (header names). */
+  keysUniqueIgnoringCase?: boolean;
   /** Required in the CRD though the API takes it absent (it has a default). */
   required?: boolean;
   /** The CRD's default (shown by `kubectl explain`), where it is the API's too. */
@@ -143,6 +149,17 @@ const MAP_KEY_MAX = 256;
 const bounded = (r: Rule, max: number | undefined): Rule =>
   max === undefined || max >= r.maxLength ? r : { ...r, maxLength: max };
 
+/** A rule the CRD's zod side tests and admission checks by CEL, keeping what the schema had. */
+function checkedBoth<T extends z.ZodType>(
+  s: T,
+  test: (v: z.infer<T>) => boolean,
+  rule: string,
+  message: string,
+): T {
+  const kept = z.globalRegistry.get(s) ?? {};
+  return cel(s.refine(test, message).meta(kept) as unknown as T, { rule, message });
+}
+
 /** The CRD type of one wire value; `at` is the CRD name used in messages. */
 function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
   const d = defOf(s);
@@ -175,25 +192,49 @@ function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
       arr = arr.max(f.max ?? LIST_MAX);
       if (min) arr = arr.min(min);
       const whole = tag?.list;
-      if (!whole) return arr;
-      const message = `${at} must ${whole.must}`;
-      return cel(
-        arr.refine((l) => whole.test(l), message),
-        { rule: whole.cel, message },
-      );
+      if (whole) {
+        const message = `${at} must ${whole.must}`;
+        arr = cel(
+          arr.refine((l) => whole.test(l), message),
+          { rule: whole.cel, message },
+        );
+      }
+      if (f.lowercase)
+        arr = checkedBoth(
+          arr,
+          (l) => l.every((v) => String(v) === String(v).toLowerCase()),
+          'self.all(v, v == v.lowerAscii())',
+          `${at} must be written in lower case`,
+        );
+      // a rule, not a set-typed list: server-side apply answers a repeat in a set with a 500
+      if (f.unique)
+        arr = checkedBoth(
+          arr,
+          (l) => new Set(l).size === l.length,
+          'self.all(v, self.exists_one(w, w == v))',
+          `${at} must not hold a value twice`,
+        );
+      return arr;
     }
     case 'record': {
       const keyRule = tagOf(d.keyType!)?.rule;
       const valueRule = tagOf(d.valueType!)?.rule;
       if ((keyRule && !keyRule.pattern) || (valueRule && !valueRule.pattern))
         throw new Error(`derive: map keys and values need a pattern (${at})`);
-      return ruledMap(at, {
+      const map = ruledMap(at, {
         keyRule,
         valueRule,
         keyMax: Math.min(f.keyMax ?? Infinity, keyRule?.maxLength ?? MAP_KEY_MAX),
         valueMax: Math.min(f.itemMax ?? MAP_VALUE_MAX, valueRule?.maxLength ?? Infinity),
         maxProperties: f.max ?? LIST_MAX,
       });
+      if (!f.keysUniqueIgnoringCase) return map;
+      return checkedBoth(
+        map,
+        (m) => new Set(Object.keys(m).map((k) => k.toLowerCase())).size === Object.keys(m).length,
+        'self.all(k, self.filter(j, j.lowerAscii() == k.lowerAscii()).size() == 1)',
+        `${at} must not name a key twice in different cases`,
+      );
     }
     case 'object':
       return derive(s as z.ZodObject, f.fields ?? {}).schema;

@@ -6,6 +6,7 @@ import type {
   TCPEdge as TRemote,
 } from '../../api/schemas/edges.ts';
 import { compact, crudApi, defineBinding } from '../runtime/binding.ts';
+import { cel } from './crd-schema.ts';
 import {
   backendModule,
   edgeModule,
@@ -94,12 +95,21 @@ export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
   exportSpec: (r, x) => compact({ ...hostportsSpec(r), backend: edgeBackend.spec(r.backend, x) }),
 });
 
-const TLSSpec = z.object({
-  hostports: Hostports,
-  mutualTLS: mutualTLS.crd,
-  tlsTermination: tlsTermination.crd,
-  backend: edgeBackend.crd,
-});
+/** Mutual TLS checks client certificates where TLS ends: at the edge (ERR_NGROK_7062). */
+const TLSSpec = cel(
+  z.object({
+    hostports: Hostports,
+    mutualTLS: mutualTLS.crd,
+    tlsTermination: tlsTermination.crd,
+    backend: edgeBackend.crd,
+  }),
+  {
+    rule: "!(has(self.mutualTLS) && self.mutualTLS.enabled && has(self.tlsTermination) && self.tlsTermination.enabled && self.tlsTermination.terminateAt == 'upstream')",
+    message:
+      'mutualTLS must be unset or disabled when tlsTermination.terminateAt is upstream: client certificates are checked where TLS ends, at the edge',
+    fieldPath: '.mutualTLS',
+  },
+);
 export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
   kind: 'TLSEdge',
   plural: 'tlsedges',

@@ -36,12 +36,22 @@ const OAUTH_PROVIDER: Plan = {
   client_id: { max: 256 },
   client_secret: { secret: 'oauth-client-secret' },
   scopes: shortList,
-  email_addresses: { max: 20, itemMax: 128 },
-  email_domains: shortList,
+  // unique and lower case (ERR_NGROK_7046, 7047, 7067, 7068)
+  email_addresses: { max: 20, itemMax: 128, unique: true, lowercase: true },
+  email_domains: { ...shortList, unique: true, lowercase: true },
 };
-const GITHUB: Plan = { ...OAUTH_PROVIDER, teams: shortList, organizations: { max: 10, itemMax: 64 } };
+const GITHUB: Plan = {
+  ...OAUTH_PROVIDER,
+  // unique (ERR_NGROK_7048, 7049)
+  teams: { ...shortList, unique: true },
+  organizations: { max: 10, itemMax: 64, unique: true },
+};
 /** Header names of 128 characters at most, values of 256: 20 added (34 KB), 20 removed. */
-const headers: Plan = { add: { max: 20, keyMax: 128, itemMax: 256 }, remove: { max: 20, itemMax: 128 } };
+const headers: Plan = {
+  // one name in two cases: the API refuses it (ERR_NGROK_7069), or keeps one (response headers)
+  add: { max: 20, keyMax: 128, itemMax: 256, keysUniqueIgnoringCase: true },
+  remove: { max: 20, itemMax: 128 },
+};
 const lowerKeys = (add: unknown) =>
   Object.fromEntries(Object.entries(add as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
 
