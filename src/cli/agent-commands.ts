@@ -24,9 +24,11 @@ export function explain(err: unknown, what: string): CliError {
     if (isNotFound(err)) return new CliError(`${what}: not found (${err.resourceId ?? ''})`, EXIT.notFound);
     const refusal = err.errorCode ? REFUSALS[err.errorCode] : undefined;
     if (refusal) return new CliError(`${what}: ${refusal}`, EXIT.refused);
+    // a refused key is the API failing this command, not the agent refusing it
+    const auth = err.status === 401 || err.status === 403;
     return new CliError(
       `${what}: ${err.apiMessage ?? err.message}`,
-      err.status >= 400 && err.status < 500 ? EXIT.refused : EXIT.failed,
+      err.status >= 400 && err.status < 500 && !auth ? EXIT.refused : EXIT.failed,
     );
   }
   return new CliError(`${what}: ${(err as Error).message}`, EXIT.failed);

@@ -1,6 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import { createClient, type EdgeClient } from '../api/client.ts';
+import { apiKeyOf } from '../operator/config.ts';
+import { ConfigError } from '../operator/runtime/config-error.ts';
+import { keyUrl } from '../operator/settings/table.ts';
 import { CliError, EXIT } from './io.ts';
 
 /** --api-url / --api-key / --api-key-file, shared with the operator's names. */
@@ -29,10 +31,24 @@ export function clientFrom(o: {
       'no API URL: set EDGE_API_URL or --api-url (the emulator: edgectl emulator)',
       EXIT.usage,
     );
-  const apiKey = o.apiKey ?? (o.apiKeyFile ? readFileSync(o.apiKeyFile, 'utf8').trim() : undefined);
+  // checked as the operator checks them: one line naming the flag, the key never shown
+  let apiKey: string | undefined;
+  try {
+    keyUrl('--api-url', o.apiUrl);
+    apiKey = apiKeyOf({ apiKey: o.apiKey, apiKeyFile: o.apiKeyFile });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT.usage);
+    throw err;
+  }
   if (!apiKey) throw new CliError('no API key: set EDGE_API_KEY, --api-key or --api-key-file', EXIT.usage);
   const perMinute = o.apiRateLimit ?? '120';
   if (!/^[1-9]\d{0,8}$/.test(perMinute))
     throw new CliError(`--api-rate-limit: "${perMinute}" is not a whole number > 0`, EXIT.usage);
   return createClient({ baseUrl: o.apiUrl, apiKey, rateLimitPerMinute: Number(perMinute) });
 }
+
+/** An id argument: an empty one (a shell variable that was not set) is a usage error, not an API call. */
+export const nonEmptyId = (v: string): string => {
+  if (!v.trim()) throw new InvalidArgumentError('an id is required, not an empty string');
+  return v;
+};

@@ -11,7 +11,6 @@ export function program(io: CliIO, commands: Command[]): Command {
       'Edge Operator: the operator, the API emulator, and agent sessions and tunnels at the terminal',
     )
     .version(USER_AGENT)
-    .showHelpAfterError()
     .configureOutput({ writeOut: io.out, writeErr: io.err });
   for (const c of commands) p.addCommand(c);
   const exitOverride = (c: Command) => {

@@ -73,8 +73,11 @@ function readEach(raw: Record<string, Raw>): SettingValues {
   ) as SettingValues;
 }
 
-/** The key from --api-key (EDGE_API_KEY), else the file, refused without ever printing it. */
-function apiKeyOf(v: SettingValues): string | undefined {
+/**
+ * The key from --api-key (EDGE_API_KEY), else the file, refused without ever printing it (the
+ * operator's and every other command's).
+ */
+export function apiKeyOf(v: Pick<SettingValues, 'apiKey' | 'apiKeyFile'>): string | undefined {
   if (v.apiKey) return checkApiKey(v.apiKey, '--api-key (EDGE_API_KEY)');
   if (!v.apiKeyFile) return undefined;
   const file = v.apiKeyFile;

@@ -38,7 +38,7 @@ export interface DrainOptions {
   account?: string;
   /**
    * Delete: how long to wait for the operator. With stopDeployment: how long to wait for its
-   * pods to be gone. Default 5 min.
+   * pods to be gone. Any policy: how long an API server out of reach is tried again. Default 5 min.
    */
   timeoutMs?: number;
   /**
@@ -94,7 +94,7 @@ export async function stopDeployment(
   d: { namespace: string; name: string },
   o: { timeoutMs: number; pollMs: number; progress?: (line: string) => void },
 ): Promise<void> {
-  const retry = retrying(o.progress);
+  const retry = retrying(o.progress, Date.now() + o.timeoutMs);
   const path = resourceUrl(DEPLOYMENTS, d.namespace, d.name, 'scale');
   let scale: { spec?: { replicas?: number }; status?: { selector?: string } };
   try {
@@ -132,14 +132,15 @@ export async function stopDeployment(
  * (429): a hook Job should not fail on what a moment later succeeds.
  */
 const retrying =
-  (progress?: (line: string) => void) =>
+  (progress: ((line: string) => void) | undefined, until: number) =>
   <T>(what: string, fn: () => Promise<T>) =>
-    whileTransient(what, fn, (w, err) => progress?.(`${w}: ${err.message}; retrying`));
+    whileTransient(what, fn, (w, err) => progress?.(`${w}: ${err.message}; retrying`), { until });
 
 export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
   const timeoutMs = o.timeoutMs ?? 5 * 60_000;
   const pollMs = o.pollMs ?? 2000;
-  const retry = retrying(o.progress);
+  // an API server out of reach for the whole timeout: given up, with its last error
+  const retry = retrying(o.progress, Date.now() + timeoutMs);
   if (o.stopDeployment) {
     // Retain needs no stopped operator, and Delete needs it running
     if (o.policy !== 'Orphan') throw new Error(`stopDeployment is for Orphan only, not ${o.policy}`);

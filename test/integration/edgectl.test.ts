@@ -67,6 +67,21 @@ async function run(...args: string[]) {
   const code = await runCli([...args, '--api-url', h.emu.url, '--api-key', h.emu.apiKey], io);
   return { code, out, err, slept };
 }
+/** The command line as given: no API URL or key added. */
+async function runAsGiven(...args: string[]) {
+  let err = '';
+  const io: CliIO = {
+    out: () => {},
+    err: (s) => {
+      err += s;
+    },
+    isTTY: false,
+    env: {},
+    sleep: async () => {},
+    now: Date.now,
+  };
+  return { code: await runCli(args, io), err };
+}
 const sessionOf = async (ip: string) =>
   (await collect(h.client.tunnelSessions.list())).find((s) => s.ip === ip)!;
 
@@ -119,6 +134,51 @@ describe('edgectl sessions and tunnels', () => {
     expect((await run('sessions', 'get', 'ts_missing')).code).toBe(4);
     expect((await run('sessions', 'list', '-o', 'xml')).code).toBe(2);
     expect((await run('sessions', 'frobnicate')).code).toBe(2);
+  });
+
+  it('bad API flags and empty ids: one line naming the flag, exit 2, before any request; the key never shown', async () => {
+    const url = h.emu.url;
+    const key = ['--api-key', h.emu.apiKey];
+    const cases: [string[], string][] = [
+      [['sessions', 'list', '--api-url', 'notaurl', ...key], '--api-url: "notaurl" is not an http(s) URL'],
+      [
+        ['tunnels', 'list', '--api-url', 'ftp://127.0.0.1:1', ...key],
+        '--api-url: "ftp://127.0.0.1:1" is not',
+      ],
+      [
+        ['sessions', 'list', '--api-url', url, '--api-key', 'sekr\u00eft'],
+        '--api-key (EDGE_API_KEY) contains a space or a non-ASCII character',
+      ],
+      [
+        ['sessions', 'list', '--api-url', url, '--api-key-file', '/nonexistent'],
+        '--api-key-file: cannot read',
+      ],
+      [
+        ['sessions', 'upgrade', 'ts_1', '--timeout', 'abc', '--api-url', url, ...key],
+        '--timeout: not a duration',
+      ],
+      [
+        ['sessions', 'upgrade', '--all', '--concurrency', '0', '--api-url', url, ...key],
+        '--concurrency: "0"',
+      ],
+      [['tunnels', 'get', '', '--api-url', url, ...key], 'an id is required'],
+      [['export', '-n', 'Bad NS', '--api-url', url, ...key], '-n: "Bad NS" is not a namespace name'],
+      [['--bogus'], "unknown option '--bogus'"],
+    ];
+    for (const [args, message] of cases) {
+      const r = await runAsGiven(...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.err, args.join(' ')).toContain(message);
+      expect(r.err).not.toContain('sekr');
+    }
+  });
+
+  it('a refused API key is an API failure (exit 1), not the agent refusing (3)', async () => {
+    const r = await runAsGiven('sessions', 'list', '--api-url', h.emu.url, '--api-key', 'not-a-key-it-knows');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^error: list sessions: /);
+    expect(r.err).not.toContain('not-a-key-it-knows');
   });
 
   it('update twice: already updating, then updated but not restarted', async () => {

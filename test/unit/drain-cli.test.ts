@@ -1,10 +1,16 @@
 // edgectl drain refuses bad arguments with one line and exit 2, before any cluster is touched.
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CliIO, EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { accountOfObject, parseDeploymentRef } from '../../src/operator/drain.ts';
 
-async function drain(args: string[]): Promise<{ code: number; err: string }> {
+async function drain(
+  args: string[],
+  kubeconfig = '/nonexistent/kubeconfig',
+): Promise<{ code: number; err: string }> {
   let err = '';
   const io: CliIO = {
     out: () => {},
@@ -17,7 +23,7 @@ async function drain(args: string[]): Promise<{ code: number; err: string }> {
     now: Date.now,
   };
   // a kubeconfig that does not exist: a refusal must come before it is read
-  const code = await runCli(['drain', '--kubeconfig', '/nonexistent/kubeconfig', ...args], io);
+  const code = await runCli(['drain', '--kubeconfig', kubeconfig, ...args], io);
   return { code, err };
 }
 
@@ -84,5 +90,31 @@ describe('edgectl drain --account', () => {
     expect(accountOfObject(o({}, { id: 'ipp_1' }))).toBe('installation');
     expect(accountOfObject(o({ accountRef: { kind: 'EdgeAccount', name: 'a' } }))).toBe('EdgeAccount/team/a');
     expect(accountOfObject(o({}))).toBeUndefined();
+  });
+});
+
+describe('edgectl drain with the API server out of reach', () => {
+  it('tries again until --timeout, then gives up with one line naming what failed and exit 1', async () => {
+    // port 1 on loopback: nothing listens, every connection is refused at once
+    const kubeconfig = join(tmpdir(), `drain-unreachable-${process.pid}.yaml`);
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: c, context: {cluster: c, user: u}}]',
+        'current-context: c',
+      ].join('\n'),
+    );
+    const t0 = Date.now();
+    const r = await drain(['--policy', 'Retain', '--timeout', '1'], kubeconfig);
+    expect(r.code).toBe(EXIT.failed);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const last = r.err.trim().split('\n').at(-1)!;
+    expect(last).toMatch(
+      /^error: list ippolicies: .*ECONNREFUSED.*; given up when the time allowed ran out$/,
+    );
   });
 });

@@ -31,7 +31,7 @@ export function drainCommand(io: CliIO): Command {
     .addOption(
       new Option(
         '--timeout <seconds>',
-        'with Delete: how long to wait for the operator; with --stop-deployment: for its pods to be gone',
+        'with Delete: how long to wait for the operator; with --stop-deployment: for its pods to be gone; with any policy: how long an API server out of reach is tried again',
       ).default('300'),
     )
     .action(async (o) => {

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
 import type { ApiKey } from '../../emulator/accounts.ts';
 import { DEFAULT_API_KEY } from '../../emulator/defaults.ts';
 import { CliError, EXIT } from '../io.ts';
@@ -8,8 +9,54 @@ import { CliError, EXIT } from '../io.ts';
 /** KEY, KEY:OWNER or KEY:OWNER:admin */
 function parseKey(spec: string): ApiKey {
   const [key, ownerId = 'usr_emulator', flag] = spec.split(':');
-  if (!key) throw new Error(`--api-key ${spec}: empty key`);
+  if (!key) throw new CliError(`--api-key: "${spec}" has an empty key`, EXIT.usage);
   return { key, ownerId, admin: flag === 'admin' || ownerId === 'usr_emulator' };
+}
+
+/** The first thing wrong with a value, as one line: where in it (keys[0].key) and what. */
+function firstIssue(err: z.ZodError): string {
+  const i = err.issues[0]!;
+  const at = i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+  return `${at.replace(/^\./, '') || 'the value'}: ${i.message}`;
+}
+
+/** A flag's YAML or JSON file read and checked; what is wrong is one line naming the flag and the file. */
+function readSpecFile<T>(flag: string, path: string, schema: z.ZodType<T>): T {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new CliError(
+      `${flag} ${path}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      EXIT.usage,
+    );
+  }
+  let value: unknown;
+  try {
+    value = parseYaml(text);
+  } catch (err) {
+    throw new CliError(
+      `${flag} ${path}: not YAML or JSON: ${(err as Error).message.split('\n')[0]}`,
+      EXIT.usage,
+    );
+  }
+  const r = schema.safeParse(value);
+  if (!r.success) throw new CliError(`${flag} ${path}: ${firstIssue(r.error)}`, EXIT.usage);
+  return r.data;
+}
+
+/** --faults' JSON, checked as the emulator's admin endpoint checks it. */
+function parseFaults<T>(json: string, schema: z.ZodType<T>): T {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    throw new CliError(`--faults: not JSON: ${(err as Error).message}`, EXIT.usage);
+  }
+  const r = schema.safeParse(value);
+  if (!r.success) throw new CliError(`--faults: ${firstIssue(r.error)}`, EXIT.usage);
+  return r.data;
 }
 
 export function emulatorCommand(): Command {
@@ -25,15 +72,13 @@ export function emulatorCommand(): Command {
     )
     .option(
       '--api-key <key>',
-      `accepted API key as KEY, KEY:OWNER_ID or KEY:OWNER_ID:admin (repeatable; default ${DEFAULT_API_KEY})`,
-      (v: string, prev: string[]) => prev.concat(v),
-      [] as string[],
+      `accepted API key as KEY, KEY:OWNER_ID or KEY:OWNER_ID:admin (repeatable; default ${DEFAULT_API_KEY}; a KEY without OWNER_ID is an admin key)`,
+      (v: string, prev: string[] = []) => prev.concat(v),
     )
     .option(
       '--account <name=key>',
       'another account: its own resources and its own --rate-limit budget, reached with KEY (repeatable; NAME: lowercase letters, digits, -; the keys of --api-key and --keys-file are the account "default")',
-      (v: string, prev: string[]) => prev.concat(v),
-      [] as string[],
+      (v: string, prev: string[] = []) => prev.concat(v),
     )
     .addOption(
       new Option(
@@ -73,17 +118,19 @@ export function emulatorCommand(): Command {
       const { AgentsFile } = await import('../../emulator/agent-spec.ts');
       const { startEmulator } = await import('../../emulator/server.ts');
       const { AccountError, KeysFile, parseAccountFlags } = await import('../../emulator/accounts.ts');
+      const { FaultConfig } = await import('../../emulator/faults.ts');
       const port = Number(o.port);
       if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
         throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);
       const rateLimit = o.rateLimit === undefined ? undefined : Number(o.rateLimit);
       if (rateLimit !== undefined && !(/^[1-9]\d{0,8}$/.test(String(o.rateLimit)) && rateLimit > 0))
         throw new CliError(`--rate-limit: "${o.rateLimit}" is not a whole number > 0`, EXIT.usage);
-      const agents = o.agents ? AgentsFile.parse(parseYaml(readFileSync(o.agents, 'utf8'))).agents : [];
+      const agents = o.agents ? readSpecFile('--agents', o.agents, AgentsFile).agents : [];
+      const faults = o.faults ? parseFaults(o.faults, FaultConfig) : undefined;
       const apiKeys = [
-        ...(o.apiKey as string[]).map(parseKey),
+        ...((o.apiKey as string[] | undefined) ?? []).map(parseKey),
         ...(o.keysFile
-          ? KeysFile.parse(parseYaml(readFileSync(o.keysFile, 'utf8'))).keys.map((k) => ({
+          ? readSpecFile('--keys-file', o.keysFile, KeysFile).keys.map((k) => ({
               key: k.key,
               ownerId: k.owner_id,
               admin: k.admin,
@@ -93,7 +140,7 @@ export function emulatorCommand(): Command {
       let accounts: Record<string, string>;
       try {
         accounts = parseAccountFlags(
-          o.account as string[],
+          (o.account as string[] | undefined) ?? [],
           apiKeys.length ? apiKeys.map((k) => k.key) : [DEFAULT_API_KEY],
         );
       } catch (err) {
@@ -112,7 +159,7 @@ export function emulatorCommand(): Command {
           repair: !!o.repair,
           rateLimitPerMinute: rateLimit,
           agents,
-          faults: o.faults ? JSON.parse(o.faults) : undefined,
+          faults,
           logger: !!o.log,
         });
       } catch (err) {

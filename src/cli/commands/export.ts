@@ -36,6 +36,12 @@ export function exportCommand(io: CliIO): Command {
   ).action(async (o) => {
     if (o.outputDir && o.output)
       throw new CliError('--output-dir and -o yaml exclude each other', EXIT.usage);
+    // what kubectl would refuse at apply, refused here (a namespace is a DNS label)
+    if (o.namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(o.namespace))
+      throw new CliError(
+        `-n: "${o.namespace}" is not a namespace name (lower-case letters, digits and '-', at most 63)`,
+        EXIT.usage,
+      );
     const { exportAccount, exportFiles, parseAccountRef, toYaml } = await import('../../operator/export.ts');
     let account: ReturnType<typeof parseAccountRef>;
     try {

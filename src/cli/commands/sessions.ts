@@ -3,7 +3,7 @@ import { collect } from '../../api/client.ts';
 import type { TunnelSession } from '../../api/schemas/agents.ts';
 import { parseDuration } from '../../operator/config.ts';
 import { agentCommand, explain, upgrade } from '../agent-commands.ts';
-import { clientFrom, withApiOptions } from '../api-options.ts';
+import { clientFrom, nonEmptyId, withApiOptions } from '../api-options.ts';
 import { CliError, type CliIO, EXIT } from '../io.ts';
 import { age, type Column, parseFormat, render } from '../output.ts';
 
@@ -33,7 +33,9 @@ export function sessionsCommand(io: CliIO): Command {
       });
       io.out(render(items, columns(io.now()), format, 'tunnel_sessions'));
     });
-  withApiOptions(cmd.command('get').argument('<id>', 'session id (ts_...)').description('show one session'))
+  withApiOptions(
+    cmd.command('get').argument('<id>', 'session id (ts_...)', nonEmptyId).description('show one session'),
+  )
     .addOption(output())
     .action(async (id: string, o) => {
       const format = parseFormat(o.output);
@@ -64,17 +66,17 @@ export function sessionsCommand(io: CliIO): Command {
     ],
   ];
   for (const [name, desc, verb, done] of simple) {
-    withApiOptions(cmd.command(name).argument('<id>', 'session id (ts_...)').description(desc)).action(
-      async (id: string, o) => {
-        await agentCommand(clientFrom(o), verb, id);
-        io.out(`${id}: ${done}\n`);
-      },
-    );
+    withApiOptions(
+      cmd.command(name).argument('<id>', 'session id (ts_...)', nonEmptyId).description(desc),
+    ).action(async (id: string, o) => {
+      await agentCommand(clientFrom(o), verb, id);
+      io.out(`${id}: ${done}\n`);
+    });
   }
   withApiOptions(
     cmd
       .command('upgrade')
-      .argument('[id]', 'session id (ts_...)')
+      .argument('[id]', 'session id (ts_...)', nonEmptyId)
       .description('update, wait 10s, restart, and confirm the agent is back under a new session id'),
   )
     .option('--timeout <duration>', 'how long to wait for the agent to reconnect', '2m')
@@ -85,7 +87,17 @@ export function sessionsCommand(io: CliIO): Command {
     .option('--concurrency <n>', 'with --all: agents upgraded at once', '4')
     .action(async (id: string | undefined, o) => {
       const client = clientFrom(o);
-      const timeoutMs = parseDuration(o.timeout);
+      let timeoutMs: number;
+      try {
+        timeoutMs = parseDuration(o.timeout, '--timeout');
+      } catch (err) {
+        throw new CliError((err as Error).message, EXIT.usage);
+      }
+      if (!/^[1-9]\d{0,2}$/.test(String(o.concurrency)))
+        throw new CliError(
+          `--concurrency: "${o.concurrency}" is not a whole number from 1 to 999`,
+          EXIT.usage,
+        );
       const progress = (s: string) => io.err(io.isTTY ? `\r\x1b[K${s}` : `${s}\n`);
       if (!o.all) {
         if (!id) throw new CliError('upgrade: give a session id, or --all with selectors', EXIT.usage);
@@ -95,7 +107,10 @@ export function sessionsCommand(io: CliIO): Command {
         return;
       }
       if (id) throw new CliError('upgrade: give either a session id or --all', EXIT.usage);
-      const targets = (await collect(client.tunnelSessions.list())).filter(
+      const all = await collect(client.tunnelSessions.list()).catch((e) => {
+        throw explain(e, 'list sessions');
+      });
+      const targets = all.filter(
         (s) =>
           (!o.agentVersion || s.agent_version === o.agentVersion) &&
           (!o.region || s.region === o.region) &&
@@ -127,8 +142,7 @@ export function sessionsCommand(io: CliIO): Command {
           }
         }
       };
-      const n = Math.max(1, Number(o.concurrency) || 1);
-      await Promise.all(Array.from({ length: Math.min(n, targets.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(Number(o.concurrency), targets.length) }, worker));
       results.sort((a, b) => a.id.localeCompare(b.id));
       io.out(
         render(

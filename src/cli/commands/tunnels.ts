@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { collect } from '../../api/client.ts';
 import type { Tunnel } from '../../api/schemas/agents.ts';
 import { explain } from '../agent-commands.ts';
-import { clientFrom, withApiOptions } from '../api-options.ts';
+import { clientFrom, nonEmptyId, withApiOptions } from '../api-options.ts';
 import type { CliIO } from '../io.ts';
 import { age, type Column, parseFormat, render } from '../output.ts';
 
@@ -36,7 +36,9 @@ export function tunnelsCommand(io: CliIO): Command {
       });
       io.out(render(items, columns(io.now()), format, 'tunnels'));
     });
-  withApiOptions(cmd.command('get').argument('<id>', 'tunnel id (tn_...)').description('show one tunnel'))
+  withApiOptions(
+    cmd.command('get').argument('<id>', 'tunnel id (tn_...)', nonEmptyId).description('show one tunnel'),
+  )
     .addOption(output())
     .action(async (id: string, o) => {
       const format = parseFormat(o.output);

@@ -317,17 +317,17 @@ const NETWORK_CODES = new Set([
 
 /**
  * Retries a start-up call while the API server is unreachable or overloaded (a restart, a
- * rollout of the control plane), with capped backoff; other errors are thrown at once. With
- * `refusedForMs`, a refusal of the credentials (401, 403) is retried too, for that long from the
- * first try: a kube-apiserver that has just started, or RBAC applied together with the pod,
- * refuses a service account until its caches hold the account's bindings. A refusal that lasts
- * is thrown (missing RBAC: the error names what was refused).
+ * rollout of the control plane), with capped backoff, until `until` if given; other errors are
+ * thrown at once. With `refusedForMs`, a refusal of the credentials (401, 403) is retried too,
+ * for that long from the first try: a kube-apiserver that has just started, or RBAC applied
+ * together with the pod, refuses a service account until its caches hold the account's
+ * bindings. A refusal that lasts is thrown (missing RBAC: the error names what was refused).
  */
 export async function whileTransient<T>(
   what: string,
   fn: () => Promise<T>,
   onRetry: (what: string, err: Error) => void,
-  o: { maxBackoffMs?: number; refusedForMs?: number } = {},
+  o: { maxBackoffMs?: number; refusedForMs?: number; until?: number } = {},
 ): Promise<T> {
   const maxBackoffMs = o.maxBackoffMs ?? 10_000;
   const refusedUntil = Date.now() + (o.refusedForMs ?? 0);
@@ -338,6 +338,11 @@ export async function whileTransient<T>(
     } catch (err) {
       const refused = err instanceof KubeError && (err.status === 401 || err.status === 403);
       if (!isTransient(err) && !(refused && Date.now() + backoff < refusedUntil)) throw err;
+      // a caller with a deadline (a command at the terminal) gives up with the last error
+      if (o.until !== undefined && Date.now() + backoff > o.until)
+        throw new Error(`${what}: ${(err as Error).message}; given up when the time allowed ran out`, {
+          cause: err,
+        });
       onRetry(what, err as Error);
       await new Promise((r) => setTimeout(r, backoff));
       backoff = Math.min(maxBackoffMs, backoff * 2);

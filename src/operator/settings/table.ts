@@ -27,7 +27,7 @@ export type { Raw } from './kinds.ts';
  * status names the URL it is refused; a password there would be shown to every tenant). The
  * error shows the URL with its credentials masked: stderr goes to the pod's log.
  */
-const keyUrl = (flag: string, s: string) => {
+export const keyUrl = (flag: string, s: string) => {
   if (!isHttpUrl(s) || !normalizeUrl(s))
     throw new ConfigError(
       `${flag}: ${quote(s.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1***@'))} is not an http(s) URL without credentials, query or fragment`,
