@@ -109,8 +109,21 @@ const SSH_KEY_TYPES = [
   'sk-ssh-ed25519@openssh.com',
   'sk-ecdsa-sha2-nistp256@openssh.com',
 ];
-/** Regex form used for CRD admission (the emulator additionally decodes the blob). */
-export const SSH_PUBLIC_KEY_PATTERN = `^(${SSH_KEY_TYPES.map((t) => t.replaceAll('.', '\\.')).join('|')}) [A-Za-z0-9+/]+={0,3}( .*)?$`;
+/**
+ * The base64 a key of this type begins with: its blob starts with the type's length (4 bytes)
+ * and name, so the whole 3-byte groups of those are fixed characters.
+ */
+const blobPrefix = (type: string) => {
+  const head = Buffer.concat([Buffer.from([0, 0, 0, type.length]), Buffer.from(type, 'latin1')]);
+  return head.subarray(0, head.length - (head.length % 3)).toString('base64');
+};
+/**
+ * Regex form used for CRD admission: a type, its key data (which must begin as a key of that
+ * type does: a truncated or mislabelled key is refused too), an optional comment; surrounding
+ * whitespace, such as the newline a YAML block leaves, is trimmed by the operator. The emulator
+ * additionally decodes the blob.
+ */
+export const SSH_PUBLIC_KEY_PATTERN = `^\\s*(${SSH_KEY_TYPES.map((t) => `${t.replaceAll('.', '\\.')}[ \\t]+${blobPrefix(t).replaceAll('+', '\\+')}`).join('|')})[A-Za-z0-9+/]+={0,3}([ \\t].*)?\\s*$`;
 
 /** An OpenSSH public key line whose base64 blob really starts with its declared type. */
 export function isSshPublicKey(value: string): boolean {
@@ -189,7 +202,8 @@ export const RULES = {
     must: 'be a URL',
     errorCode: 'ERR_INVALID_FORMAT',
     test: (v: string) => anyUrl.safeParse(v).success,
-    cel: 'isURL(self)',
+    // isURL alone takes a path (/realms/x), as Go's ParseRequestURI does: the API wants a URL
+    cel: "isURL(self) && url(self).getScheme() != '' && url(self).getHost() != ''",
     // the one URL of the spec is the OIDC issuer, which the API holds to 255 (ERR_NGROK_7087)
     maxLength: OIDC_ISSUER_MAX,
   },

@@ -106,6 +106,23 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
       }),
     );
     expect(message).toContain('issuer must be a URL');
+    // a path is a request URI to Kubernetes' isURL, but not an issuer the API takes
+    for (const issuer of ['/realms/x', 'https://'])
+      expect(
+        await refused(
+          route({
+            oidc: { issuer, clientID: 'c', clientSecretRef: { name: 's', key: 'k' }, scopes: ['openid'] },
+          }),
+        ),
+      ).toContain('issuer must be a URL');
+  });
+
+  it('an SSH key cut short or labelled with another type is refused; one pasted as a YAML block (a newline after it) is not', async () => {
+    const key = sshPublicKey();
+    const [type, blob] = key.split(' ');
+    for (const publicKey of [`${type} AAAA`, `ssh-rsa ${blob}`])
+      expect(await refused(obj('SSHCredential', w.ns, 'k', { publicKey }))).toContain('spec.publicKey');
+    await apply(w.kube, [obj('SSHCredential', w.ns, 'k', { publicKey: `${key}\n` })], w.ns, { dryRun: true });
   });
 
   it('a GitHub team without a slash', async () => {

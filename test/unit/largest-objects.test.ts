@@ -18,6 +18,7 @@ import {
   GITHUB_TEAM_PATTERN,
   HEADER_NAME_PATTERN,
   HOSTPORT_PATTERN,
+  RULES,
   SAML_METADATA_PATTERN,
   SSH_PUBLIC_KEY_PATTERN,
 } from '../../src/api/rules.ts';
@@ -116,6 +117,7 @@ const idGenerator = (pattern: string) => {
 // Kubernetes' isURL (Go's url.Parse) takes no control characters: 3-byte characters instead
 const url = (n: number) => `https://example.com/${'€'.repeat(n - 20)}`;
 const CIDR = 'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255/128';
+const URL_RULE = RULES.url.cel;
 
 // --- the CEL rules the generator knows, and what each asks of it
 
@@ -169,7 +171,7 @@ const known = (rule: string) =>
     KEYS_UNIQUE_IGNORING_CASE,
     NOT_WHILE_ENABLED,
   ].some((re) => re.test(rule)) ||
-  ['isIP(self) || isCIDR(self)', 'isURL(self)'].includes(rule);
+  ['isIP(self) || isCIDR(self)', URL_RULE].includes(rule);
 
 /** The largest value `node` admits; throws on what admission leaves unbounded. */
 function largest(node: Node, path: string, seed = 0): unknown {
@@ -205,7 +207,7 @@ function largestString(node: Node, path: string, seed: number): string {
   const n = node.maxLength;
   if (n === undefined) throw new Error(`${path}: a string without maxLength`);
   const rules = rulesOf(node);
-  if (rules.includes('isURL(self)')) return url(n);
+  if (rules.includes(URL_RULE)) return url(n);
   if (rules.includes('isIP(self) || isCIDR(self)')) return CIDR.slice(0, n);
   if (!node.pattern) return free(n, seed);
   const gen = GENERATORS[node.pattern] ?? idGenerator(node.pattern);
