@@ -457,6 +457,34 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     },
   );
 
+  it('a spec changed while a reconcile is in flight is applied by the next reconcile, not taken as done', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', { description: 'one' });
+    await w.reconcile('IPPolicy', 'corp');
+    const id = idOf('IPPolicy', 'corp');
+    w.apply('IPPolicy', 'corp', { description: 'two' });
+    // the next edit lands after the API update for 'two', before its status is written
+    const patch = w.kube.patch.bind(w.kube);
+    let edited = false;
+    w.kube.patch = ((...args: Parameters<typeof patch>) => {
+      if (args[5] === 'status' && !edited) {
+        edited = true;
+        w.apply('IPPolicy', 'corp', { description: 'three' });
+      }
+      return patch(...args);
+    }) as typeof patch;
+    await w.reconcile('IPPolicy', 'corp');
+    expect(edited).toBe(true);
+    expect((await w.api.ipPolicies.get(id)).description).toBe('two');
+    const o = w.get('IPPolicy', 'corp')!;
+    expect(status(o).observedGeneration).toBe(o.metadata.generation! - 1);
+    // the watch event of that edit: 'three' is still to be done
+    await w.reconcile('IPPolicy', 'corp');
+    expect((await w.api.ipPolicies.get(id)).description).toBe('three');
+    const after = w.get('IPPolicy', 'corp')!;
+    expect(status(after).observedGeneration).toBe(after.metadata.generation);
+  });
+
   it('references: a route waits quietly for its edge (no status write for a short wait), then syncs', async () => {
     w = await engineWorld();
     w.apply('HTTPSEdgeRoute', 'root', { edgeRef: { name: 'app' }, matchType: 'path_prefix', match: '/' });

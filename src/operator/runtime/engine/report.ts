@@ -74,7 +74,9 @@ export async function writeStatus(
     'status',
   );
   obj.status = updated.status;
-  obj.metadata = updated.metadata;
+  // the generation this reconcile worked on: a spec changed meanwhile (a status write has no
+  // precondition) is still to be done, and the memo must not take it as synced
+  obj.metadata = { ...updated.metadata, generation: gen };
 }
 
 /**
