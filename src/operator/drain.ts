@@ -9,6 +9,11 @@
 //   Retain: objects are deleted, remote resources stay (no operator needed).
 //   Delete: objects are deleted and the running operator deletes each remote resource;
 //           waits for it, up to the timeout.
+// With `stopDeployment` (any policy: Orphan and Retain before the objects, Delete after the
+// operator has deleted them), the accounts' finalizers go too once the operator is stopped:
+// every EdgeAccount and ClusterEdgeAccount carries one while an operator runs, and with none
+// left a namespace or account deleted later would wait for it forever.
+import { ACCOUNT_KINDS, accountResource } from './kinds/accounts.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { accountId, INSTALLATION } from './runtime/accounts/resolve.ts';
 import { FINALIZER, INSTANCE_LABEL, managedResource as resourceOf } from './runtime/constants.ts';
@@ -42,9 +47,10 @@ export interface DrainOptions {
    */
   timeoutMs?: number;
   /**
-   * Orphan only: before anything else, scale this Deployment (the operator's) to 0 replicas
-   * and wait until none of its pods is left, so no operator puts a finalizer back. Needs
-   * get and patch on its deployments/scale and list on pods in its namespace.
+   * Scale this Deployment (the operator's) to 0 replicas and wait until none of its pods is
+   * left, so no operator puts a finalizer back: Orphan and Retain before anything else, Delete
+   * once the operator has deleted the objects. Then the accounts' finalizers are removed too.
+   * Needs get and patch on its deployments/scale and list on pods in its namespace.
    */
   stopDeployment?: { namespace: string; name: string };
   /** How often to look again (pods gone, objects gone, finalizers back). Default 2 s. */
@@ -60,6 +66,8 @@ export interface DrainResult {
    * finalizer again (an operator still runs). As "Kind namespace/name".
    */
   left: string[];
+  /** Accounts whose finalizer was removed (the operator stopped), as "Kind namespace/name". */
+  accounts: string[];
 }
 
 /**
@@ -141,11 +149,12 @@ export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
   const pollMs = o.pollMs ?? 2000;
   // an API server out of reach for the whole timeout: given up, with its last error
   const retry = retrying(o.progress, Date.now() + timeoutMs);
-  if (o.stopDeployment) {
-    // Retain needs no stopped operator, and Delete needs it running
-    if (o.policy !== 'Orphan') throw new Error(`stopDeployment is for Orphan only, not ${o.policy}`);
-    await stopDeployment(kube, o.stopDeployment, { timeoutMs, pollMs, progress: o.progress });
-  }
+  const stop = () =>
+    o.stopDeployment
+      ? stopDeployment(kube, o.stopDeployment, { timeoutMs, pollMs, progress: o.progress })
+      : Promise.resolve();
+  // Delete needs the operator running until the objects are gone
+  if (o.policy !== 'Delete') await stop();
   const labelSelector = o.instance ? `${INSTANCE_LABEL}=${o.instance}` : `!${INSTANCE_LABEL}`;
   const namespaces = o.namespaces?.length ? o.namespaces : [undefined];
   const objects = async () => {
@@ -204,19 +213,44 @@ export async function drain(kube: Kube, o: DrainOptions): Promise<DrainResult> {
   );
   const named = (x: { kind: string; obj: KubeObject }) =>
     `${x.kind} ${x.obj.metadata.namespace}/${x.obj.metadata.name}`;
-  if (o.policy === 'Retain') return { handled, left: [] };
+  /** The accounts' finalizers, once no operator runs to put them back and no object is left on one. */
+  const released = async (left: string[]): Promise<DrainResult> => {
+    if (!o.stopDeployment || left.length) return { handled, left, accounts: [] };
+    const accounts: string[] = [];
+    for (const kind of ACCOUNT_KINDS)
+      for (const ns of kind === 'EdgeAccount' ? namespaces : [undefined])
+        for (const a of (
+          await retry(`list ${kind}`, () => kube.list(accountResource(kind), ns, { labelSelector }))
+        ).items) {
+          const id = accountId(kind, a.metadata.namespace, a.metadata.name);
+          if ((o.account && o.account !== id) || !a.metadata.finalizers?.includes(FINALIZER)) continue;
+          await withoutFinalizer(accountResource(kind).plural, a.metadata.namespace, a.metadata.name).catch(
+            gone,
+          );
+          accounts.push(
+            `${kind} ${a.metadata.namespace ? `${a.metadata.namespace}/` : ''}${a.metadata.name}`,
+          );
+        }
+    if (accounts.length) o.progress?.(`released ${accounts.length} accounts: ${accounts.join(', ')}`);
+    return { handled, left, accounts };
+  };
+  if (o.policy === 'Retain') return released([]);
   if (o.policy === 'Orphan') {
-    if (!Object.keys(handled).length) return { handled, left: [] };
+    if (!Object.keys(handled).length) return released([]);
     // a running operator puts a removed finalizer back at once (FinalizerRestored): look again
     await new Promise((r) => setTimeout(r, pollMs));
     const left = (await objects()).filter((x) => x.obj.metadata.finalizers?.includes(FINALIZER)).map(named);
-    return { handled, left };
+    return released(left);
   }
   // the operator finalizes: each remote resource deleted, then the finalizer removed
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const left = (await objects()).map(named);
-    if (!left.length || Date.now() > deadline) return { handled, left };
+    if (!left.length) {
+      await stop();
+      return released(left);
+    }
+    if (Date.now() > deadline) return { handled, left, accounts: [] };
     o.progress?.(`waiting for the operator to delete ${left.length} remote resources`);
     await new Promise((r) => setTimeout(r, pollMs));
   }

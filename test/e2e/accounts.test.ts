@@ -245,6 +245,21 @@ describe.skipIf(!!skipReason)('accounts: each team its own account, on its own b
     await w.kube.delete(EA, nsB, 'own');
   });
 
+  it("a namespace labelled into a ClusterEdgeAccount's selector: its waiting object goes on at once, not at the next resync", async () => {
+    await w.kube.create(P, nsA, mine(obj('IPPolicy', nsA, 'relabelled', sharedRef)));
+    await stalledWith(P, nsA, 'relabelled', 'AccountNotAllowed');
+    await w.kube.patch(NAMESPACES, undefined, nsA, { metadata: { labels: { 'edge-account': shared } } });
+    try {
+      // the resync is 10 minutes away
+      const o = await readyObj(P, nsA, 'relabelled', 15_000);
+      expect((o.status as { account: string }).account).toBe(`ClusterEdgeAccount/${shared}`);
+    } finally {
+      await w.kube.delete(P, nsA, 'relabelled');
+      await waitFor('relabelled gone', async () => !(await get(P, nsA, 'relabelled')), 30_000);
+      await w.kube.patch(NAMESPACES, undefined, nsA, { metadata: { labels: { 'edge-account': null } } });
+    }
+  });
+
   it('a rotated key is used from the next request: no restart, nothing re-created; a refused key names the Secret, never the value', async () => {
     const before = await readyObj(P, nsA, 'office');
     await w.kube.patch(SECRETS, nsA, 'edge-key', { stringData: { 'api-key': 'wrong-key-value' } });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
 import { drain, stopDeployment } from '../../src/operator/drain.ts';
+import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
@@ -120,6 +121,17 @@ describe.skipIf(!!skipReason)('edgectl drain', () => {
         containers: [{ name: 'operator', image: 'operator' }],
       },
     });
+    // an account the running operator has put its finalizer on (no object uses it)
+    const EA = accountResource('EdgeAccount');
+    await w.kube.create(EA, w.ns, {
+      apiVersion: 'edge.tunnel.dev/v1alpha1',
+      kind: 'EdgeAccount',
+      metadata: { name: 'spare' },
+      spec: { apiKeySecretRef: { name: 'no-such-secret', key: 'key' } },
+    });
+    await waitFor('the account finalized by the operator', async () =>
+      (await w.kube.get(EA, w.ns, 'spare')).metadata.finalizers?.includes(FINALIZER),
+    );
     const lines: string[] = [];
     const running = drain(w.kube, {
       policy: 'Orphan',
@@ -147,6 +159,9 @@ describe.skipIf(!!skipReason)('edgectl drain', () => {
     expect(r.left).toEqual([]);
     expect(r.handled).toMatchObject({ IPPolicy: expect.any(Number), IPPolicyRule: expect.any(Number) });
     expect((await x()).map((o) => o.metadata.finalizers ?? [])).toEqual([[], []]);
+    // with no operator left, the account's finalizer goes too: deleting it (or its namespace) is immediate
+    expect(r.accounts).toEqual([`EdgeAccount ${w.ns}/spare`]);
+    expect((await w.kube.get(EA, w.ns, 'spare')).metadata.finalizers ?? []).toEqual([]);
     const ids = (await x()).map((o) => o.status!.id as string);
     expect(await policies()).toContain(ids.find((i) => i.startsWith('ipp_')));
     // again: already at 0 and no pod, it goes straight on; a Deployment not there has nothing to stop

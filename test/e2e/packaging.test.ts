@@ -9,6 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { cacheDir, clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply } from '../../src/operator/apply.ts';
 import { drain, parseDeploymentRef } from '../../src/operator/drain.ts';
+import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
 import { Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
@@ -331,7 +332,7 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     expect(JSON.stringify(wide)).not.toContain('rolebindings');
   });
 
-  it('helm uninstall drains with drainPolicy: Orphan by default, stopping the operator first; None: no hook', () => {
+  it('helm uninstall drains with drainPolicy: Orphan by default, stopping the operator (first; Delete: last), then the accounts; None: no hook', () => {
     type Pod = { metadata: { labels: Record<string, string> }; spec: { containers: { args: string[] }[] } };
     const hookOf = (objs: KubeObject[]) =>
       objs.filter((o) => o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete');
@@ -357,7 +358,8 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       '--timeout',
       '120',
     ]);
-    expect(job.spec.activeDeadlineSeconds).toBe(180);
+    // stopping the operator, and with Delete waiting for it too: each up to the timeout
+    expect(job.spec.activeDeadlineSeconds).toBe(300);
     // the Job's pods are none of the operator's: no selector of the chart matches them
     const deploy = objs.find((o) => o.kind === 'Deployment') as unknown as {
       metadata: { name: string };
@@ -396,7 +398,12 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
           rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[];
         }
       ).rules;
-    expect(rules('ClusterRole').map((r) => r.verbs)).toEqual([['get', 'list', 'patch']]);
+    expect(rules('ClusterRole').map((r) => r.verbs)).toEqual([
+      ['get', 'list', 'patch'],
+      ['get', 'list', 'patch'],
+    ]);
+    // the accounts' finalizers go once the operator is stopped
+    expect(rules('ClusterRole')[1]!.resources).toEqual(['edgeaccounts', 'clusteredgeaccounts']);
     expect(rules('Role')).toEqual([
       {
         apiGroups: ['apps'],
@@ -406,13 +413,21 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       },
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
     ]);
-    // Delete keeps the operator running: no Role, no --stop-deployment
+    // Delete keeps the operator running while the objects go, then stops it the same way
     const del = hookOf(template('drainPolicy=Delete'));
-    expect(del.some((o) => o.kind === 'Role')).toBe(false);
+    expect(del.some((o) => o.kind === 'Role')).toBe(true);
     expect(
       (del.find((o) => o.kind === 'Job') as unknown as { spec: { template: Pod } }).spec.template.spec
         .containers[0]!.args,
-    ).toEqual(['drain', '--policy', 'Delete', '--timeout', '300']);
+    ).toEqual([
+      'drain',
+      '--policy',
+      'Delete',
+      '--stop-deployment',
+      'edge-system/edge-operator',
+      '--timeout',
+      '300',
+    ]);
     // None (or empty) disables the hook; anything else is refused by the schema
     expect(hookOf(template('drainPolicy=None'))).toEqual([]);
     expect(hookOf(template('drainPolicy='))).toEqual([]);
@@ -487,6 +502,18 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
           containers: [{ name: 'x', image: 'x' }],
         },
       });
+      // an account of this installation, with the operator's finalizer
+      const EA = accountResource('EdgeAccount');
+      await w.kube.create(EA, w.ns, {
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'EdgeAccount',
+        metadata: {
+          name: `${release}-team`,
+          labels: { 'edge.tunnel.dev/instance': release },
+          finalizers: [FINALIZER],
+        },
+        spec: { apiKeySecretRef: { name: 'k', key: 'k' } },
+      });
       // an object of this installation, with the operator's finalizer
       await w.kube.create(res('ippolicies'), w.ns, {
         apiVersion: 'edge.tunnel.dev/v1alpha1',
@@ -525,8 +552,13 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       const policy = () => w.kube.get(res('ippolicies'), w.ns, `${release}-corp`);
       expect((await policy()).metadata.finalizers).toEqual([FINALIZER]);
       await w.kube.delete(PODS, w.ns, `${release}-operator`);
-      expect(await running).toEqual({ handled: { IPPolicy: 1 }, left: [] });
+      expect(await running).toEqual({
+        handled: { IPPolicy: 1 },
+        left: [],
+        accounts: [`EdgeAccount ${w.ns}/${release}-team`],
+      });
       expect((await policy()).metadata.finalizers ?? []).toEqual([]);
+      expect((await w.kube.get(EA, w.ns, `${release}-team`)).metadata.finalizers ?? []).toEqual([]);
       // and no more: not another Deployment, not the Deployment itself, not pods elsewhere,
       // not deleting objects
       await apply(w.kube, [{ ...deploy, metadata: { ...deploy.metadata, name: `${release}-other` } }], w.ns);
@@ -642,10 +674,12 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       'drain',
       '--policy',
       'Retain',
+      '--stop-deployment',
+      'edge-system/edge-day2',
       '--timeout',
       '300',
     ]);
-    expect(day2.some((o) => o.kind === 'Role' && o.metadata.name === 'edge-day2-drain')).toBe(false);
+    expect(day2.some((o) => o.kind === 'Role' && o.metadata.name === 'edge-day2-drain')).toBe(true);
     await dryRun(w.kube, day2, 'edge-system');
     // a value the schema does not know is refused at once, naming it
     expect(() => helmTemplate(['api.url=https://api.example.com', 'extraEnvs[0].name=X'])).toThrow(

@@ -1,7 +1,9 @@
 // `helm uninstall` runs the chart's pre-delete drain Job (drainPolicy Orphan, the default;
 // Retain; Delete) on a node: each finishes with no object stuck in Terminating, and touches
-// objects and remote resources exactly as its policy says.
+// objects and remote resources exactly as its policy says; the operator stopped, no account
+// keeps its finalizer, so the namespaces go at once afterwards.
 import { afterAll, describe, expect, it } from 'vitest';
+import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import {
   allReady,
   applyExamples,
@@ -20,6 +22,8 @@ import {
   skipReason,
   waitFor,
 } from './harness.ts';
+
+const EDGE_ACCOUNTS = accountResource('EdgeAccount');
 
 describe.skipIf(!!skipReason)('helm uninstall runs the drain Job on a node', () => {
   // one account per round: the resources Orphan and Retain leave would be conflicts (one SSH
@@ -52,6 +56,19 @@ describe.skipIf(!!skipReason)('helm uninstall runs the drain Job on a node', () 
     await namespace(w, apps);
     const count = (await applyExamples(w, apps)).length;
     const ids = (await allReady(w, apps, count)).map((o) => o.status!.id as string);
+    // a team's account, which the running operator puts its finalizer on (no object uses it)
+    await w.kube.create(EDGE_ACCOUNTS, apps, {
+      apiVersion: 'edge.tunnel.dev/v1alpha1',
+      kind: 'EdgeAccount',
+      metadata: { name: 'spare' },
+      spec: { apiKeySecretRef: { name: 'no-such-secret', key: 'key' } },
+    });
+    await waitFor(
+      'the account finalized',
+      async () => !!(await w.kube.get(EDGE_ACCOUNTS, apps, 'spare')).metadata.finalizers?.length,
+      60_000,
+      500,
+    );
     const t0 = Date.now();
     await helm('uninstall', release, '-n', system, '--wait', '--timeout', '5m');
     const seconds = (Date.now() - t0) / 1000;
@@ -65,6 +82,8 @@ describe.skipIf(!!skipReason)('helm uninstall runs the drain Job on a node', () 
     );
     const objects = await managed(w, apps);
     const remote = await remoteIds(w);
+    // no operator is left to remove the account's finalizer: the Job did
+    expect((await w.kube.get(EDGE_ACCOUNTS, apps, 'spare')).metadata.finalizers ?? []).toEqual([]);
     return { system, apps, count, ids, left: objects, remote };
   };
   const removeRound = async (r: { system: string; apps: string }) => {

@@ -328,7 +328,7 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
       },
     });
 
-  it('waits until checked; a delete takes the last key the API accepted; a new key closes the old client', async () => {
+  it('waits until checked; a delete takes the last key the API accepted, also after a rotation to a key not accepted yet', async () => {
     const r = registry();
     expect(r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k1', perMinute: 120 })).toBe('new');
     expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
@@ -342,12 +342,25 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
     expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
     expect('client' in r.use('EdgeAccount/t/a', true)).toBe(true);
     const limiter = first.limiter;
+    const accepted = first.client;
     expect(r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k2', perMinute: 120 })).toBe('rotated');
     await new Promise((res) => setImmediate(res));
-    expect(made.at(-2)!.closed).toBe(true);
     expect(r.get('EdgeAccount/t/a')!.limiter).toBe(limiter);
-    // a key not proved yet serves no delete either
-    expect('phase' in r.use('EdgeAccount/t/a', true)).toBe(true);
+    // the new key is not accepted yet (or never is: a wrong key): deletes go on with the old one
+    r.mark('EdgeAccount/t/a', false, { state: 'stalled', reason: 'KeyRefused', message: '401' });
+    expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
+    expect(r.use('EdgeAccount/t/a', true)).toMatchObject({ client: accepted });
+    expect(made.at(-2)!.closed).toBe(false);
+    // another key, not accepted either: it goes, the accepted one stays
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k3', perMinute: 120 });
+    await new Promise((res) => setImmediate(res));
+    expect(made.at(-2)!.closed).toBe(true);
+    expect(r.use('EdgeAccount/t/a', true)).toMatchObject({ client: accepted });
+    // once the API accepts the new key, the old client is closed and the new one serves
+    r.mark('EdgeAccount/t/a', true);
+    await new Promise((res) => setImmediate(res));
+    expect(made.at(-3)!.closed).toBe(true);
+    expect(r.use('EdgeAccount/t/a', true)).toMatchObject({ client: r.get('EdgeAccount/t/a')!.client });
     await r.remove('EdgeAccount/t/a');
     expect(made.at(-1)!.closed).toBe(true);
     expect(r.get('EdgeAccount/t/a')).toBeUndefined();

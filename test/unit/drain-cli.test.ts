@@ -53,14 +53,6 @@ describe('edgectl drain --stop-deployment', () => {
       ['--policy', 'Orphan', '--stop-deployment', 'edge-operator'],
       'error: --stop-deployment: "edge-operator" is not namespace/name\n',
     ],
-    [
-      ['--policy', 'Delete', '--stop-deployment', 'edge-system/edge-operator'],
-      'error: --stop-deployment is for --policy Orphan only (Delete needs the operator running)\n',
-    ],
-    [
-      ['--policy', 'Retain', '--stop-deployment', 'edge-system/edge-operator'],
-      'error: --stop-deployment is for --policy Orphan only (Retain needs no stopped operator)\n',
-    ],
     [['--policy', 'Forget'], 'error: --policy: "Forget" is not one of Orphan, Retain, Delete\n'],
   ])('%j is refused with one line and exit 2', async (args, message) => {
     const r = await drain(args);

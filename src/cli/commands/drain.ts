@@ -25,7 +25,7 @@ export function drainCommand(io: CliIO): Command {
     .addOption(
       new Option(
         '--stop-deployment <namespace/name>',
-        "with Orphan: first scale the operator's Deployment to 0 and wait until none of its pods is left",
+        "scale the operator's Deployment to 0 and wait until none of its pods is left (Orphan and Retain: first; Delete: once the operator has deleted the objects), then remove the accounts' finalizers too",
       ),
     )
     .addOption(
@@ -47,11 +47,6 @@ export function drainCommand(io: CliIO): Command {
         if (!stop)
           throw new CliError(
             `--stop-deployment: ${JSON.stringify(o.stopDeployment)} is not namespace/name`,
-            EXIT.usage,
-          );
-        if (o.policy !== 'Orphan')
-          throw new CliError(
-            `--stop-deployment is for --policy Orphan only (${o.policy} ${o.policy === 'Delete' ? 'needs the operator running' : 'needs no stopped operator'})`,
             EXIT.usage,
           );
       }

@@ -104,6 +104,11 @@ export class ManagerAccounts {
       lookup: (kind, key) => this.o.controllers.get(kind)?.engine.opts.cache.get(key),
       accountOf: this.accountOf,
       wake: (kind, obj) => void this.wake(kind, obj),
+      requeue: (kind, key) => {
+        const c = this.o.controllers.get(kind);
+        c?.engine.readAfresh(key);
+        c?.queue.add(key);
+      },
       settled: this.o.settled,
     });
     this.ctl.start();

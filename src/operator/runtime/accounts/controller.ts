@@ -3,6 +3,7 @@
 // checks the URL against the allow-list, proves the key with one cheap request, writes the
 // account's status (conditions, URL, objects using it, last minute's requests), and holds a
 // finalizer while objects still need the account to delete their remote resources.
+import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { type AccountKind, accountResource, type ClusterEdgeAccountSpec } from '../../kinds/accounts.ts';
 import type { Phase } from '../conditions.ts';
@@ -47,6 +48,8 @@ export interface AccountControllerOptions {
   accountOf(obj: KubeObject): Resolution;
   /** The objects naming an account (`Kind/ns/name`) may go on: it turned Ready or changed. */
   wake(kind: AccountKind, obj: KubeObject): void;
+  /** One managed object looks again, read afresh (its namespace's labels changed what it may use). */
+  requeue(kind: string, key: string): void;
   /** Every cache has listed: a key Secret's hold, or a deleted account, may go (an object not yet seen may need it). */
   settled?(): boolean;
 }
@@ -167,6 +170,19 @@ export class AccountController {
         });
         inf.start();
       }
+    // a ClusterEdgeAccount that selects namespaces by label may admit a namespace now, or no
+    // longer: that namespace's objects naming it look again (the others have nothing new)
+    this.namespaceInformer.on((type, ns, old) => {
+      if (type === 'update' && isDeepStrictEqual(ns.metadata.labels ?? {}, old?.metadata.labels ?? {}))
+        return;
+      const prefix = `${ns.metadata.name}/`;
+      for (const a of this.byKind.get('ClusterEdgeAccount')?.flatMap((i) => i.list()) ?? []) {
+        if (!(a.spec as Spec | undefined)?.namespaceSelector) continue;
+        const id = accountId('ClusterEdgeAccount', undefined, a.metadata.name);
+        for (const { kind, key } of this.o.references.dependentsOf(accountRefKey(id)!))
+          if (key.startsWith(prefix)) this.o.requeue(kind, key);
+      }
+    });
     this.namespaceInformer.start();
     void Promise.all(this.informers.map((i) => i.synced))
       .then(() =>

@@ -40,6 +40,11 @@ export interface AccountEntry {
    * serve otherwise (its Secret deleted in the same sweep as its objects).
    */
   verified: boolean;
+  /**
+   * The client of the last key the API accepted, kept while a newer key is not yet accepted
+   * (a rotation to a key that is wrong, or not checked yet): deletes go on with it.
+   */
+  lastGood?: EdgeClient;
   phase?: Phase;
   readonly observers: Map<string, Observer>;
   /** Request and 429 times of the last minute. */
@@ -84,7 +89,8 @@ export class AccountRegistry {
   /**
    * The account's client for this URL, key and budget: made the first time, replaced when the
    * key or URL changed (on the same limiter, unless the budget changed). The old client
-   * finishes what it has in flight and is closed.
+   * finishes what it has in flight and is closed: at once if the API never took its key, else
+   * once it takes the new one (until then deletes go on with the old key).
    */
   set(id: string, o: { url: string; key: string; perMinute: number }): 'new' | 'rotated' | 'same' {
     const d = digest(o.url, o.key);
@@ -106,8 +112,10 @@ export class AccountRegistry {
       e.limiter = limiter;
       e.url = o.url;
       e.keyDigest = d;
+      // the old key, if the API took it, serves deletes until the new one is accepted
+      if (e.verified) e.lastGood = old;
+      else void old.close().catch(() => {});
       e.verified = false;
-      void old.close().catch(() => {});
       return 'rotated';
     }
     this.entries.set(id, {
@@ -151,7 +159,11 @@ export class AccountRegistry {
     if (!e) return;
     e.usable = usable;
     e.phase = phase;
-    if (usable) e.verified = true;
+    if (usable) {
+      e.verified = true;
+      void e.lastGood?.close().catch(() => {});
+      e.lastGood = undefined;
+    }
   }
 
   /** The kind's bulk observation in the account, made when first asked for. */
@@ -174,6 +186,7 @@ export class AccountRegistry {
   use(id: string, forDelete = false): { client: EdgeClient; entry: AccountEntry } | { phase: Phase } {
     const e = this.entries.get(id);
     if (e?.usable || (forDelete && e?.verified)) return { client: e.client, entry: e };
+    if (forDelete && e?.lastGood) return { client: e.lastGood, entry: e };
     const why = e?.phase ? `${e.phase.reason}: ${e.phase.message}` : 'not checked yet';
     return {
       phase: {
@@ -197,6 +210,7 @@ export class AccountRegistry {
     if (!e) return;
     this.entries.delete(id);
     this.factory.removed?.(id);
+    void e.lastGood?.close(graceMs).catch(() => {});
     if (id !== INSTALLATION) await e.client.close(graceMs).catch(() => {});
   }
 
