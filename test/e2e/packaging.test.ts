@@ -332,6 +332,31 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     expect(JSON.stringify(wide)).not.toContain('rolebindings');
   });
 
+  it("a NODE_OPTIONS of extraEnv takes the place of the chart's (one entry: server-side apply refuses a name twice); a changed api.key rolls the pods", () => {
+    type Pod = {
+      metadata: { annotations?: Record<string, string> };
+      spec: { containers: { env: { name: string; value?: string }[] }[] };
+    };
+    const pod = (...set: string[]) =>
+      (template(...set).find((o) => o.kind === 'Deployment') as unknown as { spec: { template: Pod } }).spec
+        .template;
+    const nodeOptions = (p: Pod) => p.spec.containers[0]!.env.filter((e) => e.name === 'NODE_OPTIONS');
+    expect(nodeOptions(pod()).map((e) => e.value)).toEqual([
+      '--max-semi-space-size=1 --max-old-space-size=384',
+    ]);
+    expect(
+      nodeOptions(pod('extraEnv[0].name=NODE_OPTIONS', 'extraEnv[0].value=--max-old-space-size=200')).map(
+        (e) => e.value,
+      ),
+    ).toEqual(['--max-old-space-size=200']);
+    const digest = (p: Pod) => p.metadata.annotations?.['checksum/api-key'];
+    const [one, two] = [pod('api.key=one'), pod('api.key=two')];
+    expect(digest(one)).toMatch(/^[0-9a-f]{64}$/);
+    expect(digest(two)).not.toBe(digest(one));
+    expect(JSON.stringify(one.metadata)).not.toContain('one"');
+    expect(digest(pod('api.existingSecret=mine'))).toBeUndefined();
+  });
+
   it('helm uninstall drains with drainPolicy: Orphan by default, stopping the operator (first; Delete: last), then the accounts; None: no hook', () => {
     type Pod = { metadata: { labels: Record<string, string> }; spec: { containers: { args: string[] }[] } };
     const hookOf = (objs: KubeObject[]) =>

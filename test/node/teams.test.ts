@@ -158,7 +158,19 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     // its patch right on the Secret serves that finalizer alone: the chart's admission policy
     // refuses the operator's ServiceAccount any other change (secret-guard.yaml)
     const operator = asUser(`system:serviceaccount:${system}:eo-teams-watch-edge-operator`);
-    for (const change of [{ data: { 'api-key': 'c3RvbGVu' } }, { metadata: { labels: { team: 'other' } } }]) {
+    for (const change of [
+      { data: { 'api-key': 'c3RvbGVu' } },
+      { metadata: { labels: { team: 'other' } } },
+      // an owner the garbage collector would find gone, deleting the Secret; a Secret made immutable
+      {
+        metadata: {
+          ownerReferences: [
+            { apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: '00000000-0000-0000-0000-000000000000' },
+          ],
+        },
+      },
+      { immutable: true },
+    ]) {
       const refused = await operator.patch(SECRETS, 'wn-a', 'edge-key', change).then(
         () => undefined,
         (e: Error & { status?: number }) => e,
