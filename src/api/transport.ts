@@ -7,6 +7,9 @@ import type { Method } from './operations.ts';
 import { type Priority, RateLimiter } from './rate-limiter.ts';
 import { redactCredentials } from './redact.ts';
 
+/** The longest API error message kept (characters). */
+const ERROR_MSG_MAX = 1024;
+
 export const USER_AGENT = `edge-operator/${VERSION} (node ${process.versions.node})`;
 export const SERVICE_VERSION = '2';
 
@@ -353,9 +356,15 @@ export class Transport {
     }
   }
 
-  /** An error body with no part of an API key in its message (an authentication error quotes one). */
+  /**
+   * An error body with no part of an API key in its message (an authentication error quotes
+   * one), and a message of a bounded length: it becomes a condition and an Event of an object
+   * (the API's own are a sentence or two; a proxy's may be a page).
+   */
   private redacted(body: ApiErrorBody): ApiErrorBody {
-    return typeof body.msg === 'string' ? { ...body, msg: redactCredentials(body.msg, this.apiKey) } : body;
+    if (typeof body.msg !== 'string') return body;
+    const msg = redactCredentials(body.msg, this.apiKey);
+    return { ...body, msg: msg.length > ERROR_MSG_MAX ? `${msg.slice(0, ERROR_MSG_MAX)}…` : msg };
   }
 
   /**

@@ -16,6 +16,7 @@ import {
   asUser,
   CHART,
   cleanUp,
+  condition,
   containerStatus,
   deleteNamespace,
   figure,
@@ -181,6 +182,24 @@ describe.skipIf(!!skipReason)('two teams, each with its own account, deleting a 
     const after = await w.kube.get(SECRETS, 'wn-a', 'edge-key');
     expect(after.data).toEqual(key.data);
     expect(after.metadata.labels).toEqual(key.metadata.labels);
+    // a ClusterEdgeAccount whose Secret the operator may not read (its own namespace, not a
+    // watched one): the account says so, rather than having no status at all
+    const CEA = accountResource('ClusterEdgeAccount');
+    await w.kube.create(CEA, undefined, {
+      apiVersion: 'edge.tunnel.dev/v1alpha1',
+      kind: 'ClusterEdgeAccount',
+      metadata: { name: 'eo-teams-forbidden' },
+      spec: { apiKeySecretRef: { name: 'shared-key', key: 'api-key' }, namespaces: ['wn-b'] },
+    });
+    try {
+      const forbidden = await waitFor('the account says why', async () => {
+        const a = await w.kube.get(CEA, undefined, 'eo-teams-forbidden');
+        return condition(a, 'Stalled')?.reason === 'KeySecretForbidden' ? a : false;
+      });
+      expect(condition(forbidden, 'Stalled')?.message).toContain(`Secret ${system}/shared-key, key api-key`);
+    } finally {
+      await w.kube.delete(CEA, undefined, 'eo-teams-forbidden');
+    }
     const other = await snapshot('wn-b', 'team-b');
     const t = Date.now();
     await deleteNamespace(w, 'wn-a');

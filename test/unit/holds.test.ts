@@ -53,6 +53,26 @@ describe('key holds with accounts looked at by several workers at once', () => {
   });
 });
 
+describe('key holds keep nothing for accounts that are gone', () => {
+  it('a tenant making and deleting accounts in a loop leaves no entry behind; a held Secret stays known', async () => {
+    const { kube, finalizers } = oneSecret();
+    const holds = new KeyHolds({ kube, log: pino({ level: 'silent' }) });
+    const known = () => (holds.holds as unknown as { known: Map<string, boolean> }).known;
+    for (let i = 0; i < 20; i++) {
+      await holds.update(
+        `EdgeAccount/team/a${i}`,
+        { namespace: 'team', secret: `key-${i}`, holding: 0 },
+        true,
+      );
+      await holds.update(`EdgeAccount/team/a${i}`, undefined, true);
+    }
+    expect(known().size).toBe(0);
+    await holds.update('EdgeAccount/team/x', { namespace: 'team', secret: 'key', holding: 1 }, true);
+    expect(finalizers()).toEqual([KEY_FINALIZER]);
+    expect([...known()]).toEqual([['team/key', true]]);
+  });
+});
+
 describe('withFinalizer', () => {
   it.each([
     { current: undefined, hold: true, out: [ACCESS_FINALIZER] },

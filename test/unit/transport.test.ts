@@ -297,6 +297,20 @@ describe('transport', () => {
   });
 });
 
+describe('an error message of a bounded length', () => {
+  it("a page-long message (a proxy's, say) is cut to 1,024 characters: it becomes a condition and an Event", async () => {
+    const c = createClient({ baseUrl: ORIGIN, apiKey: 'k', dispatcher: agent, rateLimitPerMinute: Infinity });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
+      .reply(400, { error_code: 'ERR_X', status_code: 400, msg: `bad ${'x'.repeat(20_000)}` });
+    const e = await c.ipPolicies.get('ipp_1').catch((x) => x);
+    expect(e.apiMessage).toHaveLength(1025);
+    expect(e.apiMessage.startsWith('bad xxx')).toBe(true);
+    expect(e.apiMessage.endsWith('…')).toBe(true);
+  });
+});
+
 describe('no part of the API key in an error', () => {
   // characters that no message holds by chance
   const KEY = 'zq9Xw7Lm3pT2';

@@ -136,6 +136,12 @@ export class Holds {
       });
   }
 
+  /** Nothing asks about this one any more: what was known of it goes, unless it is held. */
+  drop(ns: string, name: string): void {
+    const key = `${ns}/${name}`;
+    if (this.known.get(key) === false && !this.writing.has(key)) this.known.delete(key);
+  }
+
   /** Forget what was seen: the next set() looks again (someone may have removed a finalizer). */
   forget(): void {
     this.known.clear();

@@ -9,7 +9,7 @@ import { type AccountKind, accountResource, type ClusterEdgeAccountSpec } from '
 import type { Phase } from '../conditions.ts';
 import { FINALIZER } from '../constants.ts';
 import { Informer, type InformerOptions, keyAt } from '../informer.ts';
-import { isKubeNotFound, type Kube, type KubeObject } from '../kube.ts';
+import { isKubeNotFound, type Kube, KubeError, type KubeObject } from '../kube.ts';
 import type { References } from '../references.ts';
 import { secretValue } from '../secrets.ts';
 import { WorkQueue } from '../workqueue.ts';
@@ -317,6 +317,13 @@ export class AccountController {
     try {
       secret = await this.o.kube.get(SECRETS, ns, ref.name);
     } catch (err) {
+      // the operator may not read it (a ClusterEdgeAccount's Secret outside watchNamespaces):
+      // a condition that says so, not an account with no status at all
+      if (err instanceof KubeError && err.status === 403)
+        throw stalled(
+          'KeySecretForbidden',
+          `${where}: the operator may not read it (with watchNamespaces, a ClusterEdgeAccount's Secret must be in a watched namespace)`,
+        );
       if (!isKubeNotFound(err)) throw err;
     }
     const entry = this.o.registry.get(id);

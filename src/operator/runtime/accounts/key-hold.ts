@@ -43,11 +43,15 @@ export class KeyHolds {
     else this.uses.delete(account);
     const touched = [before, use].filter((u): u is KeyUse => !!u);
     // decided when the Secret's turn comes: accounts are looked at by several workers at once
-    for (const { namespace, secret } of touched)
+    for (const { namespace, secret } of touched) {
       await this.holds.set(namespace, secret, () => {
         const need = keyNeeded(this.uses.values(), namespace, secret);
         return need || settled ? need : undefined;
       });
+      // no account reads it any more (tenants may make and delete accounts in a loop): nothing stays
+      if (![...this.uses.values()].some((u) => u.namespace === namespace && u.secret === secret))
+        this.holds.drop(namespace, secret);
+    }
   }
 
   heldIn(ns: string): boolean {
