@@ -5,6 +5,7 @@
 // spec fields, so applying the result adopts everything without an API write.
 import { stringify } from 'yaml';
 import type { EdgeClient } from '../api/client.ts';
+import { specSchema } from './kinds/crd.ts';
 import { BINDINGS } from './kinds/index.ts';
 import type { AnyBinding, ExportContext, RemoteBase } from './runtime/binding.ts';
 import { GROUP, ID_ANNOTATION, VERSION } from './runtime/constants.ts';
@@ -52,6 +53,11 @@ export interface ExportResult {
   /** Secrets the objects reference, by name: the user creates them when includeSecrets is off. */
   secretNames: string[];
   skipped: Skipped[];
+  /**
+   * Objects written whose spec the CRD refuses (its bounds are below the API's in places, to
+   * keep each create within the API's body limit): `kubectl apply` would refuse them.
+   */
+  refused: { kind: string; name: string; problem: string }[];
 }
 
 /** A lowercase RFC 1123 label from free text; '' when nothing usable is left. */
@@ -100,6 +106,7 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
 
   const wanted = (kind: string) => !opts.kinds?.length || opts.kinds.includes(kind);
   const objects: KubeObject[] = [];
+  const refused: ExportResult['refused'] = [];
   const secrets = new Map<string, Record<string, string>>();
   for (const [b, items] of listed) {
     if (!wanted(b.kind)) continue;
@@ -116,6 +123,18 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
         },
       };
       const { user } = decodeMetadata(r.metadata);
+      const spec = {
+        ...(r.description ? { description: r.description } : {}),
+        ...(user ? { metadata: user } : {}),
+        ...b.exportSpec(r, x),
+        ...(opts.observe ? { managementPolicy: 'Observe' } : {}),
+        ...(opts.account ? { accountRef: opts.account } : {}),
+      };
+      const checked = specSchema(b).safeParse(spec);
+      if (!checked.success) {
+        const i = checked.error.issues[0]!;
+        refused.push({ kind: b.kind, name, problem: `spec.${i.path.join('.')}: ${i.message}` });
+      }
       objects.push({
         apiVersion: `${GROUP}/${VERSION}`,
         kind: b.kind,
@@ -124,13 +143,7 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
           ...(opts.namespace ? { namespace: opts.namespace } : {}),
           annotations: { [ID_ANNOTATION]: r.id },
         },
-        spec: {
-          ...(r.description ? { description: r.description } : {}),
-          ...(user ? { metadata: user } : {}),
-          ...b.exportSpec(r, x),
-          ...(opts.observe ? { managementPolicy: 'Observe' } : {}),
-          ...(opts.account ? { accountRef: opts.account } : {}),
-        },
+        spec,
       });
     }
   }
@@ -148,6 +161,7 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
       : [],
     secretNames,
     skipped,
+    refused,
   };
 }
 
@@ -155,7 +169,11 @@ export const toYaml = (objs: KubeObject[]) =>
   objs.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join('');
 
 /** The files of an export directory: one per kind, the Secrets, and a kustomization listing them. */
-export function exportFiles(result: ExportResult): Map<string, string> {
+/** The names of the files an export writes for the kinds (a re-export may remove these, and only these). */
+export const KIND_FILES = new Set(BINDINGS.map((b) => `${b.plural}.yaml`));
+
+/** The files an export writes into a directory (`alsoListed`: files of the directory kept, listed in its kustomization too). */
+export function exportFiles(result: ExportResult, alsoListed: string[] = []): Map<string, string> {
   const files = new Map<string, string>();
   if (result.secrets.length) files.set('secrets.yaml', toYaml(result.secrets));
   for (const b of BINDINGS) {
@@ -168,7 +186,7 @@ export function exportFiles(result: ExportResult): Map<string, string> {
       {
         apiVersion: 'kustomize.config.k8s.io/v1beta1',
         kind: 'Kustomization',
-        resources: [...files.keys()],
+        resources: [...new Set([...files.keys(), ...alsoListed])],
       },
       { lineWidth: 0 },
     ),

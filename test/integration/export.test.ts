@@ -1,7 +1,7 @@
 // edgectl export against the emulator: an account made by hand comes out as the custom
 // resources that adopt it, references as names, secrets as Secret references, and every object
 // asks for exactly what the API holds (what the engine compares: nothing to write).
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -266,6 +266,45 @@ describe('edgectl export', () => {
       'ippolicyrules.yaml',
       'kustomization.yaml',
     ]);
+  });
+
+  it('a re-export leaves the files of yours (lower-case YAML too) and a Secrets file it does not rewrite, still listed', async () => {
+    const dir = scratchDir('edge-export-');
+    expect((await run('--output-dir', dir, '--include-secrets')).code).toBe(0);
+    expect(statSync(join(dir, 'secrets.yaml')).mode & 0o777).toBe(0o600);
+    writeFileSync(join(dir, 'namespace.yaml'), 'mine');
+    // the Secrets encrypted in place since (SOPS): a plain export must not replace or drop them
+    const encrypted = 'apiVersion: v1\nkind: Secret\nsops:\n  version: 3.9.0\n';
+    writeFileSync(join(dir, 'secrets.yaml'), encrypted, { mode: 0o644 });
+    expect((await run('--output-dir', dir)).code).toBe(0);
+    expect(readFileSync(join(dir, 'namespace.yaml'), 'utf8')).toBe('mine');
+    expect(readFileSync(join(dir, 'secrets.yaml'), 'utf8')).toBe(encrypted);
+    const k = parseAllDocuments(readFileSync(join(dir, 'kustomization.yaml'), 'utf8'))[0]!.toJS();
+    expect(k.resources).toContain('secrets.yaml');
+    // and with --include-secrets it refuses, in one line, rather than write plain text over it
+    const r = await run('--output-dir', dir, '--include-secrets');
+    expect(r.code).toBe(2);
+    expect(r.err.trim()).toMatch(/^error: \S+secrets\.yaml is encrypted \(SOPS\): not overwriting it/);
+    expect(readFileSync(join(dir, 'secrets.yaml'), 'utf8')).toBe(encrypted);
+    // a plain Secrets file another tool made world-readable: rewritten readable by its owner alone
+    writeFileSync(join(dir, 'secrets.yaml'), 'old', { mode: 0o644 });
+    expect((await run('--output-dir', dir, '--include-secrets')).code).toBe(0);
+    expect(statSync(join(dir, 'secrets.yaml')).mode & 0o777).toBe(0o600);
+  });
+
+  it('names what it wrote that the CRDs would refuse (metadata the API takes, above what a CRD admits)', async () => {
+    // the API keeps 4,096 bytes of metadata; the CRD leaves room for the operator's owner marker
+    const big = await h.client.ipPolicies.create({ description: 'big metadata', metadata: 'm'.repeat(3500) });
+    try {
+      const r = await run('-n', 'team', '-o', 'yaml', '--kinds', 'IPPolicy');
+      expect(r.code, r.err).toBe(0);
+      expect(r.docs.some((o) => o.metadata.name === 'big-metadata')).toBe(true);
+      expect(r.err).toContain('export: warning: 1 objects exceed what the CRDs admit');
+      expect(r.err).toMatch(/ {2}IPPolicy big-metadata: spec\.metadata: /);
+      expect(r.err).not.toMatch(/IPPolicy corp:/);
+    } finally {
+      await h.client.ipPolicies.delete(big.id);
+    }
   });
 
   it('refuses an unknown kind, two outputs and a rate that is not a whole number, in one line each', async () => {

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { explain } from '../agent-commands.ts';
@@ -42,13 +42,27 @@ export function exportCommand(io: CliIO): Command {
         `-n: "${o.namespace}" is not a namespace name (lower-case letters, digits and '-', at most 63)`,
         EXIT.usage,
       );
-    const { exportAccount, exportFiles, parseAccountRef, toYaml } = await import('../../operator/export.ts');
+    const { exportAccount, exportFiles, KIND_FILES, parseAccountRef, toYaml } = await import(
+      '../../operator/export.ts'
+    );
     let account: ReturnType<typeof parseAccountRef>;
     try {
       account = o.account ? parseAccountRef(String(o.account)) : undefined;
     } catch (e) {
       throw new CliError((e as Error).message, EXIT.usage);
     }
+    // encrypted since the last export (SOPS): plain text must not take its place (asked before any request)
+    const secretsFile = o.outputDir ? join(o.outputDir as string, 'secrets.yaml') : undefined;
+    if (
+      o.includeSecrets &&
+      secretsFile &&
+      existsSync(secretsFile) &&
+      /^sops:/m.test(readFileSync(secretsFile, 'utf8'))
+    )
+      throw new CliError(
+        `${secretsFile} is encrypted (SOPS): not overwriting it with plain-text secrets (move it away, or export without --include-secrets)`,
+        EXIT.usage,
+      );
     const api = clientFrom(o);
     const kinds = o.kinds
       ? String(o.kinds)
@@ -71,13 +85,21 @@ export function exportCommand(io: CliIO): Command {
     if (o.outputDir) {
       const dir = o.outputDir as string;
       mkdirSync(dir, { recursive: true });
-      const files = exportFiles(result);
-      // a re-export replaces the previous one: its files of kinds now empty go too
-      const ours = /^([a-z]+\.yaml|kustomization\.yaml)$/;
-      for (const f of existsSync(dir) ? readdirSync(dir) : [])
-        if (ours.test(f) && !files.has(f)) rmSync(join(dir, f));
-      for (const [f, text] of files)
-        writeFileSync(join(dir, f), text, { mode: f === 'secrets.yaml' ? 0o600 : 0o644 });
+      const hadSecrets = existsSync(secretsFile!);
+      // a Secrets file kept from before stays listed: a GitOps tool would prune its Secrets
+      const files = exportFiles(result, hadSecrets && !result.secrets.length ? ['secrets.yaml'] : []);
+      // a re-export replaces the previous one: its files of kinds now empty go too, nothing else
+      for (const f of readdirSync(dir)) if (KIND_FILES.has(f) && !files.has(f)) rmSync(join(dir, f));
+      for (const [f, text] of files) {
+        if (f !== 'secrets.yaml') {
+          writeFileSync(join(dir, f), text, { mode: 0o644 });
+          continue;
+        }
+        // readable by its owner alone, whatever mode a file there had
+        const tmp = join(dir, `.secrets.yaml.${process.pid}.tmp`);
+        writeFileSync(tmp, text, { mode: 0o600 });
+        renameSync(tmp, secretsFile!);
+      }
       io.err(`export: wrote ${result.objects.length} objects to ${dir} (${[...files.keys()].join(', ')})\n`);
     } else {
       io.out(toYaml([...result.secrets, ...result.objects]));
@@ -89,6 +111,12 @@ export function exportCommand(io: CliIO): Command {
           .join('')}`,
       );
     }
+    if (result.refused.length)
+      io.err(
+        `export: warning: ${result.refused.length} objects exceed what the CRDs admit (their bounds are below the API's in places), and kubectl apply will refuse them until edited:\n${result.refused
+          .map((r) => `  ${r.kind} ${r.name}: ${r.problem}\n`)
+          .join('')}`,
+      );
     if (result.secretNames.length && !o.includeSecrets) {
       io.err(
         `export: warning: these Secrets are referenced but not written (no secret value is): ${result.secretNames.join(', ')}. ` +

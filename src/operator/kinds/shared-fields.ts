@@ -102,7 +102,8 @@ export const tlsTermination = moduleOf(
   { terminate_at: { default: 'edge' } },
 );
 export const mutualTLS = moduleOf(MutualTLSModuleIn, 'require client certificates signed by these CAs', {
-  certificate_authority_ids: { required: true, min: 1, max: 50, refsOut: 'certificate_authorities' },
+  // the API takes an empty list (the module kept, checking nothing yet): export writes it so
+  certificate_authority_ids: { required: true, max: 50, refsOut: 'certificate_authorities' },
 });
 
 /** Hostports of an edge (optional), as every edge kind's create body has them. */
