@@ -2,8 +2,16 @@
 // exposed as `obj` (what the public API documents). What cannot be parsed, or fails on
 // every resource, is a 400 naming the parameter: a script listing "only mine" must never
 // silently get everything.
+import { setFlagsFromString } from 'node:v8';
 import { parse } from '@marcbachmann/cel-js';
 import { refuse } from './errors.ts';
+
+// `matches` runs the caller's regular expression with JavaScript's backtracking engine: one
+// like ^(a+)+$ against a long enough field would hold the event loop, and every account with
+// it, for minutes. CEL means RE2, which is linear; V8 switches to its linear engine once a
+// match backtracks too much (same answers; what that engine cannot run, back references and
+// lookarounds, RE2 has not either).
+setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 type Item = Record<string, unknown>;
 

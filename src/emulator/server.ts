@@ -1,6 +1,7 @@
 // The emulator put together: its accounts' keys, the store, faults, the HTTP server (http.ts)
 // with one route per operation (operations.ts) and the admin plane (admin.ts), listening.
 // Layers, each importing only those below it: records <- store <- context <- handlers/ <- server.
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AccountLimiter, type ApiKey, accountKeys } from './accounts.ts';
 import { registerAdmin } from './admin.ts';
@@ -73,7 +74,12 @@ function agentsOf(agents: readonly unknown[], accountNames: readonly string[]) {
 export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulator> {
   const keys = accountKeys(opts.apiKeys, opts.accounts);
   const accountNames = [DEFAULT_ACCOUNT, ...Object.keys(opts.accounts ?? {})];
-  const adminKey = opts.adminKey ?? keys[0]!.key;
+  // the admin endpoints read and reset every account: the first key serves them only when it is
+  // the one account's admin key; otherwise they need --admin-key (a key nobody has: off)
+  const first = keys[0]!;
+  const oneAccount = !Object.keys(opts.accounts ?? {}).length;
+  const adminKey =
+    opts.adminKey ?? (oneAccount && first.admin ? first.key : randomBytes(24).toString('base64url'));
   const agents = agentsOf(opts.agents ?? [], accountNames);
   const faults = new Faults();
   if (opts.faults) faults.set(opts.faults);
@@ -123,7 +129,14 @@ export async function startEmulator(opts: EmulatorOptions = {}): Promise<Emulato
     },
   });
 
-  const address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  let address: string;
+  try {
+    address = await app.listen({ host: opts.host ?? '127.0.0.1', port: opts.port ?? 0 });
+  } catch (err) {
+    // a busy port: the data file is let go for the emulator that has it, or the next
+    store.close();
+    throw err;
+  }
   origin = address.replace('[::1]', 'localhost');
   for (const a of agents) addAgent(adminCtx(a.account), a.spec);
 

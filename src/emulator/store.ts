@@ -8,12 +8,17 @@ import {
   closeSync,
   copyFileSync,
   existsSync,
+  fstatSync,
   fsyncSync,
+  ftruncateSync,
   openSync,
   readFileSync,
   renameSync,
+  rmSync,
+  writeFileSync,
   writeSync,
 } from 'node:fs';
+import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from './defaults.ts';
 import { STORED_RECORDS } from './records.ts';
@@ -28,6 +33,32 @@ type Collections = Map<string, Map<string, Rec>>;
 export class CorruptDataFile extends Error {
   override name = 'CorruptDataFile';
 }
+
+/** One emulator per data file: a second would put its compacted copy over the first's open file. */
+function lockDataFile(dataFile: string): string {
+  const lock = `${dataFile}.lock`;
+  for (;;) {
+    try {
+      writeFileSync(lock, String(process.pid), { flag: 'wx' });
+      return lock;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const pid = Number(readFileSync(lock, 'utf8'));
+    if (pid && pid !== process.pid && alive(pid))
+      throw new Error(`data file ${dataFile} is in use by another emulator (process ${pid}): stop it first`);
+    // left by one that was killed
+    rmSync(lock, { force: true });
+  }
+}
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
 
 /** A log line as the store writes it: a record put ({a?, c, id, rec}) or deleted ({a?, c, id}). */
 const LogLine = z.strictObject({
@@ -144,11 +175,26 @@ export class AccountRecords {
 export class Store {
   private readonly accounts = new Map<string, AccountRecords>();
   private fd: number | undefined;
+  /** The data file's length: where the next record goes. */
+  private size = 0;
+  /** The lock file held while this store has the data file. */
+  private lock?: string;
   /** Where a repair put the original file. */
   backup?: string;
 
   constructor(dataFile?: string, opts: StoreOptions = {}) {
     if (!dataFile) return;
+    this.lock = lockDataFile(dataFile);
+    try {
+      this.load(dataFile, opts);
+    } catch (err) {
+      this.close();
+      throw err;
+    }
+  }
+
+  /** The data file read (every record back in memory), written again compacted, and opened for appends. */
+  private load(dataFile: string, opts: StoreOptions): void {
     if (existsSync(dataFile)) {
       const text = readFileSync(dataFile, 'utf8');
       const lines = text.split('\n');
@@ -188,7 +234,15 @@ export class Store {
     fsyncSync(fd);
     closeSync(fd);
     renameSync(tmp, dataFile);
+    // the rename is durable only once the directory is
+    const dir = openSync(dirname(dataFile), 'r');
+    try {
+      fsyncSync(dir);
+    } finally {
+      closeSync(dir);
+    }
     this.fd = openSync(dataFile, 'a');
+    this.size = fstatSync(this.fd).size;
   }
 
   /** An account's records (made empty on first use). */
@@ -231,14 +285,33 @@ export class Store {
     for (const a of this.accounts.values()) a.clear();
   }
 
+  /**
+   * One record appended and on disk before the write it records is answered. A write that does
+   * not complete (a full disk) leaves nothing behind to glue the next line onto, and fails.
+   */
   private log(e: Entry): void {
     if (this.fd === undefined) return;
-    writeSync(this.fd, `${JSON.stringify(e)}\n`);
-    fsyncSync(this.fd);
+    const line = Buffer.from(`${JSON.stringify(e)}\n`);
+    const at = this.size;
+    try {
+      // writeSync may write less than asked
+      for (let done = 0; done < line.length; ) done += writeSync(this.fd, line, done, line.length - done);
+      fsyncSync(this.fd);
+      this.size = at + line.length;
+    } catch (err) {
+      try {
+        ftruncateSync(this.fd, at);
+      } catch {
+        // the write's own error is the one to report
+      }
+      throw err;
+    }
   }
 
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
+    if (this.lock) rmSync(this.lock, { force: true });
+    this.lock = undefined;
   }
 }

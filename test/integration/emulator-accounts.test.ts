@@ -403,6 +403,14 @@ describe('edgectl emulator --account', () => {
     });
     expect(out).toContain('accounts: default, blue');
     expect(out).not.toContain('blue-key');
+    // the admin endpoints reach every account: no tenant's key opens them, none given means off
+    expect(out).toContain('admin endpoints: off (give --admin-key)');
+    for (const key of ['emulator-key', 'blue-key'])
+      expect(
+        (await fetch(`${url}/_emulator/state?account=blue`, { headers: { authorization: `Bearer ${key}` } }))
+          .status,
+        key,
+      ).toBe(401);
     const post = (key: string) =>
       fetch(`${url}/ip_policies`, {
         method: 'POST',

@@ -37,6 +37,38 @@ function start(dataFile: string, args: string[] = []): Promise<{ url: string; pr
   });
 }
 
+it('one emulator per data file: a second is refused in one line and changes nothing; once the first is killed, the next starts', async () => {
+  const dataFile = join(scratchDir('emu-'), 'state.jsonl');
+  const first = await start(dataFile);
+  const c1 = createClient({ baseUrl: first.url, apiKey: 'emulator-key', rateLimitPerMinute: Infinity });
+  const kept = await c1.ipPolicies.create({ description: 'kept' });
+  const second = await promisify(execFile)(process.execPath, [
+    EDGECTL,
+    'emulator',
+    '--port',
+    '0',
+    '--data-file',
+    dataFile,
+  ]).then(
+    () => ({ code: 0, stderr: '' }),
+    (e: { code: number; stderr: string }) => e,
+  );
+  expect(second.code).not.toBe(0);
+  expect(second.stderr.trim()).toBe(
+    `error: data file ${dataFile} is in use by another emulator (process ${first.proc.pid}): stop it first`,
+  );
+  // the first still writes to the file the next start reads
+  const after = await c1.ipPolicies.create({ description: 'after' });
+  await c1.close();
+  first.proc.kill('SIGKILL');
+  if (first.proc.exitCode === null && first.proc.signalCode === null)
+    await new Promise((r) => first.proc.once('exit', r));
+  const third = await start(dataFile);
+  const c3 = createClient({ baseUrl: third.url, apiKey: 'emulator-key', rateLimitPerMinute: Infinity });
+  expect((await collect(c3.ipPolicies.list())).map((p) => p.id).sort()).toEqual([kept.id, after.id].sort());
+  await c3.close();
+});
+
 it('loses no acknowledged write when killed with SIGKILL mid-stream', async () => {
   const dataFile = join(scratchDir('emu-'), 'state.jsonl');
   const first = await start(dataFile);
@@ -193,6 +225,9 @@ describe('records of the wrong shape', () => {
       await c.close();
       emu.proc.kill('SIGKILL');
     }
+    // gone, and its data file with it
+    if (emu.proc.exitCode === null && emu.proc.signalCode === null)
+      await new Promise((r) => emu.proc.once('exit', r));
     const backup = readdirSync(dir).find((f) => f.startsWith('state.jsonl.corrupt-'));
     expect(backup).toBeDefined();
     expect(readFileSync(join(dir, backup!), 'utf8')).toBe(text);

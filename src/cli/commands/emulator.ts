@@ -83,7 +83,7 @@ export function emulatorCommand(): Command {
     .addOption(
       new Option(
         '--admin-key <key>',
-        'key for the /_emulator admin endpoints (default: the first API key)',
+        'key for the /_emulator admin endpoints, which read and reset every account (default: the first API key if it is an admin key and there is one account; else the endpoints are off)',
       ).env('EDGE_EMULATOR_ADMIN_KEY'),
     )
     .addOption(
@@ -174,6 +174,7 @@ export function emulatorCommand(): Command {
       process.stdout.write(
         `emulator listening on ${emu.url}\n  EDGE_API_URL=${emu.url}\n  API key: ${emu.apiKey === DEFAULT_API_KEY ? DEFAULT_API_KEY : '(as given)'}\n` +
           `${Object.keys(accounts).length ? `  accounts: default, ${Object.keys(accounts).join(', ')}\n` : ''}` +
+          `${!o.adminKey && emu.adminKey !== emu.apiKey ? '  admin endpoints: off (give --admin-key)\n' : ''}` +
           `  agents: ${agents.length}${o.dataFile ? `\n  data file: ${o.dataFile}` : ''}${rateLimit ? `\n  rate limit: ${rateLimit} requests a minute per account` : ''}\n`,
       );
       // a reader of stdout that went away (edgectl emulator | head) must not crash the server
