@@ -406,6 +406,32 @@ describe('HTTPS edges and routes', () => {
     expect(again.request_signing_certificate_pem).toBe(s.request_signing_certificate_pem);
   });
 
+  it('a write answered while a SAML module is being set up is kept; two routes of one match made at once: one is refused', async () => {
+    const e = await edge();
+    const r = await c.httpsEdgeRoutes.create(e.id, { match_type: 'path_prefix', match: '/' });
+    // the SAML PUT makes a signing key (it waits); the PATCH is answered meanwhile
+    const [saml, patched] = await Promise.all([
+      c.httpsEdgeRouteModules.saml.put(e.id, r.id, { idp_metadata: '<EntityDescriptor/>' }),
+      c.httpsEdgeRoutes.update(e.id, r.id, { description: 'patched meanwhile' }),
+    ]);
+    expect(patched.description).toBe('patched meanwhile');
+    const now = await c.httpsEdgeRoutes.get(e.id, r.id);
+    expect(now.description).toBe('patched meanwhile');
+    expect(now.saml?.request_signing_certificate_pem).toBe(saml.request_signing_certificate_pem);
+    // on an edge of their own (one login module per edge)
+    const e2 = await edge();
+    const both = await Promise.allSettled(
+      [1, 2].map(() =>
+        c.httpsEdgeRoutes.create(e2.id, {
+          match_type: 'path_prefix',
+          match: '/sso',
+          saml: { idp_metadata: '<EntityDescriptor/>' },
+        }),
+      ),
+    );
+    expect(both.map((x) => x.status).sort()).toEqual(['fulfilled', 'rejected']);
+  });
+
   it('circuit breaker: num_buckets at most 128; error_threshold_percentage between 0 and 1.0', async () => {
     const e = await edge();
     const r = await c.httpsEdgeRoutes.create(e.id, { match_type: 'path_prefix', match: '/' });

@@ -8,7 +8,7 @@ import { notFound, refuse } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Rec } from '../store.ts';
 import { type Body, common, defined, type Family, type Handler, loader } from './crud.ts';
-import { inlineModules, moduleHandlers, renderModules, storeModule } from './modules.ts';
+import { inlineModules, moduleHandlers, renderModules, samlCertFor, storeModule } from './modules.ts';
 
 const EDGE_PREFIX: Record<EdgeFamily, string> = {
   https: ID_PREFIX.httpsEdge,
@@ -58,7 +58,7 @@ function edgeFamily(family: EdgeFamily, path: string, what: string): Family {
     create: async (ctx, body) => {
       hostportsFree(ctx, `${family}Edges`, body.hostports);
       const placeholder = { id: `${prefix}_pending` } as Rec;
-      const modules = await inlineModules(ctx, names, body, placeholder);
+      const modules = inlineModules(ctx, names, body, placeholder);
       if (family === 'tls') tlsModulesAllowed(modules);
       return { hostports: body.hostports ?? null, modules };
     },
@@ -148,9 +148,11 @@ function loadRoute(ctx: Ctx, p: Record<string, string>): Rec {
 
 const routeHandlers: Record<string, Handler> = {
   create: async (ctx, p, body) => {
+    const id = newId(ID_PREFIX.httpsEdgeRoute, ctx.now());
+    // the one wait first; then checks and the write at once (samlCertFor)
+    const cert = await samlCertFor(body.saml as Body, id);
     loadHttpsEdge(ctx, p.edge_id!);
     matchFree(ctx, p.edge_id!, body.match);
-    const id = newId(ID_PREFIX.httpsEdgeRoute, ctx.now());
     const rec: Rec = {
       id,
       edge_id: p.edge_id,
@@ -159,20 +161,26 @@ const routeHandlers: Record<string, Handler> = {
       match_type: body.match_type,
       match: body.match,
     };
-    rec.modules = await inlineModules(ctx, ROUTE_MODULE_NAMES, body, rec);
+    rec.modules = inlineModules(ctx, ROUTE_MODULE_NAMES, body, rec, cert);
     authAllowed(ctx, rec, rec.modules as Body);
     ctx.store.put('httpsEdgeRoutes', rec);
     return { status: 201, body: renderRoute(ctx, rec) };
   },
   get: (ctx, p) => ({ status: 200, body: renderRoute(ctx, loadRoute(ctx, p)) }),
   update: async (ctx, p, body) => {
+    const cert = await samlCertFor(
+      body.saml as Body,
+      loadRoute(ctx, p).id,
+      (loadRoute(ctx, p).modules as Body | undefined)?.saml as Body,
+    );
+    // loaded after the wait: a write meanwhile is kept
     const rec = { ...loadRoute(ctx, p) };
     if (body.match !== undefined) matchFree(ctx, rec.edge_id as string, body.match, rec.id);
     const modules = { ...(rec.modules as Body) };
     for (const n of ROUTE_MODULE_NAMES) {
       if (body[n] === null) delete modules[n];
       else if (body[n] !== undefined)
-        modules[n] = await storeModule(ctx, n, body[n] as Body, rec, modules[n] as Body);
+        modules[n] = storeModule(ctx, n, body[n] as Body, rec, modules[n] as Body, cert);
     }
     Object.assign(
       rec,

@@ -19,10 +19,22 @@ const SESSION_DEFAULTS = {
 };
 
 /**
- * Validates references and fills defaults. `owner` is the route or edge the module is
- * attached to (its id names SAML URLs and keeps its signing certificate across PUTs).
+ * A SAML module's signing certificate for its owner, made before anything is loaded: it is the
+ * one thing that waits, and a write handler that loaded, checked and waited before storing
+ * would store what another request changed meanwhile (an acknowledged write lost, a uniqueness
+ * check passed twice). Undefined when none is needed: no SAML in the body, or one already kept.
  */
-export async function storeModule(ctx: Ctx, name: string, input: M, owner: Rec, previous?: M): Promise<M> {
+export async function samlCertFor(body: M, ownerId: string, kept?: M): Promise<string | undefined> {
+  if (!body || kept?._cert !== undefined) return undefined;
+  return selfSignedPem(`${ownerId}.saml.edge`);
+}
+
+/**
+ * Validates references and fills defaults, at once (nothing waits: see samlCertFor). `owner` is
+ * the route or edge the module is attached to (its id names SAML URLs, and a SAML module keeps
+ * its signing certificate across PUTs; `cert` is a new one's).
+ */
+export function storeModule(ctx: Ctx, name: string, input: M, owner: Rec, previous?: M, cert?: string): M {
   const m: M = { enabled: true, ...input };
   switch (name) {
     case 'backend':
@@ -63,7 +75,7 @@ export async function storeModule(ctx: Ctx, name: string, input: M, owner: Rec, 
         authorized_groups: [],
         nameid_format: SAML_DEFAULT_NAMEID_FORMAT,
         ...m,
-        _cert: (previous?._cert as string | undefined) ?? (await selfSignedPem(`${owner.id}.saml.edge`)),
+        _cert: (previous?._cert as string | undefined) ?? certOrThrow(cert, owner),
       };
     case 'tls_termination':
       return { terminate_at: 'edge', min_version: m.terminate_at === 'upstream' ? null : '1.2', ...m };
@@ -112,14 +124,20 @@ export function renderModule(ctx: Ctx, name: string, m: M | null | undefined, ow
 }
 
 /** Inline modules given at create: validated and stored like a PUT. */
-export async function inlineModules(ctx: Ctx, names: readonly string[], body: M, owner: Rec): Promise<M> {
+export function inlineModules(ctx: Ctx, names: readonly string[], body: M, owner: Rec, samlCert?: string): M {
   const modules: M = {};
   for (const n of names) {
     const v = body[n];
-    if (v) modules[n] = await storeModule(ctx, n, v as M, owner);
+    if (v) modules[n] = storeModule(ctx, n, v as M, owner, undefined, samlCert);
   }
   return modules;
 }
+
+const certOrThrow = (cert: string | undefined, owner: Rec) => {
+  if (!cert)
+    throw new Error(`emulator: a SAML module of ${owner.id} stored without its certificate made first`);
+  return cert;
+};
 
 /** Each of `names` as a top-level field of the owner (null where it has none). */
 export const renderModules = (ctx: Ctx, names: readonly string[], rec: Rec) =>
@@ -141,8 +159,12 @@ export function moduleHandlers(
   };
   return {
     put: async (ctx, p, body) => {
+      const before = get(ctx, p);
+      const cert =
+        name === 'saml' ? await samlCertFor(body, before.rec.id, before.mods.saml as M) : undefined;
+      // loaded again after the wait: a write meanwhile is kept
       const { rec, mods } = get(ctx, p);
-      mods[name] = await storeModule(ctx, name, body, rec, mods[name] as M);
+      mods[name] = storeModule(ctx, name, body, rec, mods[name] as M, cert);
       allowed?.(ctx, rec, mods);
       ctx.store.put(coll, { ...rec, modules: mods });
       return { status: 200, body: renderModule(ctx, name, mods[name] as M, rec) };
