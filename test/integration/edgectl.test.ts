@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { collect } from '../../src/api/client.ts';
-import type { CliIO } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
+import { capturedIO } from '../support/cli-io.ts';
 import { emulatorWithClient, type Harness } from './harness.ts';
 
 let h: Harness;
@@ -46,41 +46,21 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function run(...args: string[]) {
-  let out = '';
-  let err = '';
   let slept = 0;
-  const io: CliIO = {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    env: {},
+  const io = capturedIO({
     sleep: async (ms) => {
       slept += ms;
       h.emu.advanceClock(ms);
     },
     now: () => Date.now() + slept,
-  };
+  });
   const code = await runCli([...args, '--api-url', h.emu.url, '--api-key', h.emu.apiKey], io);
-  return { code, out, err, slept };
+  return { code, out: io.outText(), err: io.errText(), slept };
 }
 /** The command line as given: no API URL or key added. */
 async function runAsGiven(...args: string[]) {
-  let err = '';
-  const io: CliIO = {
-    out: () => {},
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    env: {},
-    sleep: async () => {},
-    now: Date.now,
-  };
-  return { code: await runCli(args, io), err };
+  const io = capturedIO();
+  return { code: await runCli(args, io), err: io.errText() };
 }
 const sessionOf = async (ip: string) =>
   (await collect(h.client.tunnelSessions.list())).find((s) => s.ip === ip)!;

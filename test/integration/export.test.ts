@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import type { CliIO } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { exportAccount } from '../../src/operator/export.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
@@ -20,6 +19,7 @@ import {
   withoutSecrets,
 } from '../../src/operator/runtime/module-compare.ts';
 import { populateAccount, SECRETS } from '../support/account.ts';
+import { capturedIO } from '../support/cli-io.ts';
 import { scratchDir } from '../support/scratch.ts';
 import { emulatorWithClient, type Harness } from './harness.ts';
 
@@ -32,26 +32,14 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 async function run(...args: string[]) {
-  let out = '';
-  let err = '';
-  const io: CliIO = {
-    out: (s) => {
-      out += s;
-    },
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    env: {},
-    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-    now: Date.now,
-  };
+  const io = capturedIO({ sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
   // the emulator here has no limit: the export need not keep to the default 120 a minute
   const code = await runCli(
     ['export', '--api-url', h.emu.url, '--api-key', h.emu.apiKey, '--api-rate-limit', '100000', ...args],
     io,
   );
-  return { code, out, err, docs: parseAllDocuments(out).map((d) => d.toJS() as KubeObject) };
+  const out = io.outText();
+  return { code, out, err: io.errText(), docs: parseAllDocuments(out).map((d) => d.toJS() as KubeObject) };
 }
 
 /** Every remote resource of the account, by id. */

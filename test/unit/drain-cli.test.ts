@@ -3,28 +3,19 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type CliIO, EXIT } from '../../src/cli/io.ts';
+import { EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { accountOfObject, parseDeploymentRef } from '../../src/operator/drain.ts';
+import { capturedIO } from '../support/cli-io.ts';
 
 async function drain(
   args: string[],
   kubeconfig = '/nonexistent/kubeconfig',
 ): Promise<{ code: number; err: string }> {
-  let err = '';
-  const io: CliIO = {
-    out: () => {},
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    env: {},
-    sleep: async () => {},
-    now: Date.now,
-  };
+  const io = capturedIO();
   // a kubeconfig that does not exist: a refusal must come before it is read
   const code = await runCli(['drain', '--kubeconfig', kubeconfig, ...args], io);
-  return { code, err };
+  return { code, err: io.errText() };
 }
 
 describe('edgectl drain --stop-deployment', () => {

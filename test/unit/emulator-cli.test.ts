@@ -4,22 +4,13 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { type CliIO, EXIT } from '../../src/cli/io.ts';
+import { EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
+import { capturedIO } from '../support/cli-io.ts';
 
 async function emulator(args: string[]): Promise<{ code: number; err: string }> {
-  let err = '';
-  const io: CliIO = {
-    out: () => {},
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    env: {},
-    sleep: async () => {},
-    now: Date.now,
-  };
-  return { code: await runCli(['emulator', '--port', '0', ...args], io), err };
+  const io = capturedIO();
+  return { code: await runCli(['emulator', '--port', '0', ...args], io), err: io.errText() };
 }
 
 const file = (name: string, text: string) => {

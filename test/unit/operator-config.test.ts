@@ -4,26 +4,14 @@ import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliIO, EXIT } from '../../src/cli/io.ts';
+import { EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { parseBool, parseDuration, readConfig } from '../../src/operator/config.ts';
 import { createLogger } from '../../src/operator/runtime/logging.ts';
+import { capturedIO } from '../support/cli-io.ts';
 import { scratchDir } from '../support/scratch.ts';
 
-function io(): CliIO & { errText: () => string } {
-  let err = '';
-  return {
-    out: () => {},
-    err: (s) => {
-      err += s;
-    },
-    isTTY: false,
-    env: {},
-    sleep: async () => {},
-    now: Date.now,
-    errText: () => err,
-  };
-}
+const io = capturedIO;
 
 /** A kubeconfig for a cluster nobody can reach: refusals must come before any request. */
 const kubeconfig = join(scratchDir('kc-'), 'config');
