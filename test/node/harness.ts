@@ -212,7 +212,13 @@ export async function operatorPods(w: NodeWorld, ns: string, release: string): P
   );
 }
 
-type ContainerStatus = { name: string; ready: boolean; restartCount: number; containerID?: string };
+type ContainerStatus = {
+  name: string;
+  ready: boolean;
+  restartCount: number;
+  containerID?: string;
+  lastState?: { terminated?: { exitCode: number; reason?: string } };
+};
 export const containerStatus = (pod: KubeObject) =>
   ((pod.status?.containerStatuses as ContainerStatus[] | undefined) ?? [])[0];
 
