@@ -22,7 +22,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod';
 import { ACCOUNT_NAME, DEFAULT_ACCOUNT } from './defaults.ts';
 import { STORED_RECORDS } from './records.ts';
-import { describeIssue } from './validation.ts';
+import { firstIssue } from './validation.ts';
 
 export type Rec = Record<string, unknown> & { id: string };
 /** A log line: `a` names the account, absent for the default one. */
@@ -71,12 +71,6 @@ const LogLine = z.strictObject({
   id: z.string().min(1),
   rec: z.looseObject({}).optional(),
 });
-
-const firstIssue = (err: z.ZodError, at: PropertyKey[] = []) => {
-  const issue = err.issues[0]!;
-  const more = err.issues.length > 1 ? ` (and ${err.issues.length - 1} more)` : '';
-  return describeIssue({ ...issue, path: [...at, ...issue.path] } as z.core.$ZodIssue).msg + more;
-};
 
 /** The entry a line holds, or what is wrong with it; `json: false` when it is not even JSON. */
 function parseEntry(line: string): { entry: Entry } | { problem: string; json: boolean } {

@@ -31,6 +31,13 @@ const flatten = (issue: z.core.$ZodIssue): z.core.$ZodIssue =>
     ? flatten({ ...issue.issues[0], path: [...issue.path, ...issue.issues[0].path] } as z.core.$ZodIssue)
     : issue;
 
+/** The first thing wrong, as one line (`path: message`, `at` before the path), and how many more. */
+export const firstIssue = (err: z.ZodError, at: PropertyKey[] = []) => {
+  const issue = err.issues[0]!;
+  const more = err.issues.length > 1 ? ` (and ${err.issues.length - 1} more)` : '';
+  return describeIssue({ ...issue, path: [...at, ...issue.path] } as z.core.$ZodIssue).msg + more;
+};
+
 export function describeIssue(raw: z.core.$ZodIssue): { code: string; msg: string } {
   const issue = flatten(raw);
   const path = issue.path.map(String).join('.');

@@ -168,11 +168,13 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
 export const toYaml = (objs: KubeObject[]) =>
   objs.map((o) => `---\n${stringify(o, { lineWidth: 0 })}`).join('');
 
-/** The files of an export directory: one per kind, the Secrets, and a kustomization listing them. */
 /** The names of the files an export writes for the kinds (a re-export may remove these, and only these). */
 export const KIND_FILES = new Set(BINDINGS.map((b) => `${b.plural}.yaml`));
 
-/** The files an export writes into a directory (`alsoListed`: files of the directory kept, listed in its kustomization too). */
+/**
+ * The files of an export directory: one per kind, the Secrets, and a kustomization listing them
+ * (`alsoListed`: files of the directory kept, listed in its kustomization too).
+ */
 export function exportFiles(result: ExportResult, alsoListed: string[] = []): Map<string, string> {
   const files = new Map<string, string>();
   if (result.secrets.length) files.set('secrets.yaml', toYaml(result.secrets));

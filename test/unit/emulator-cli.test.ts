@@ -23,12 +23,12 @@ it.each<[string, () => string[], RegExp]>([
   [
     'a key file whose key is a number',
     () => ['--keys-file', file('keys.yaml', 'keys: [{key: 1}]\n')],
-    /^--keys-file \S+keys\.yaml: keys\[0\]\.key: /,
+    /^--keys-file \S+keys\.yaml: keys\.0\.key: /,
   ],
   [
     'an agents file missing a name',
     () => ['--agents', file('agents.yaml', 'agents: [{bogus: 1}]\n')],
-    /^--agents \S+agents\.yaml: agents\[0\]\.name: /,
+    /^--agents \S+agents\.yaml: agents\.0\.name: /,
   ],
   [
     'an agents file that is not YAML',

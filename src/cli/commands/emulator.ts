@@ -13,15 +13,11 @@ function parseKey(spec: string): ApiKey {
   return { key, ownerId, admin: flag === 'admin' || ownerId === 'usr_emulator' };
 }
 
-/** The first thing wrong with a value, as one line: where in it (keys[0].key) and what. */
-function firstIssue(err: z.ZodError): string {
-  const i = err.issues[0]!;
-  const at = i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
-  return `${at.replace(/^\./, '') || 'the value'}: ${i.message}`;
-}
+/** How the emulator words what is wrong with a value (validation.ts's firstIssue), loaded with it. */
+type Explain = (err: z.ZodError) => string;
 
 /** A flag's YAML or JSON file read and checked; what is wrong is one line naming the flag and the file. */
-function readSpecFile<T>(flag: string, path: string, schema: z.ZodType<T>): T {
+function readSpecFile<T>(flag: string, path: string, schema: z.ZodType<T>, firstIssue: Explain): T {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -47,7 +43,7 @@ function readSpecFile<T>(flag: string, path: string, schema: z.ZodType<T>): T {
 }
 
 /** --faults' JSON, checked as the emulator's admin endpoint checks it. */
-function parseFaults<T>(json: string, schema: z.ZodType<T>): T {
+function parseFaults<T>(json: string, schema: z.ZodType<T>, firstIssue: Explain): T {
   let value: unknown;
   try {
     value = JSON.parse(json);
@@ -119,18 +115,19 @@ export function emulatorCommand(): Command {
       const { startEmulator } = await import('../../emulator/server.ts');
       const { AccountError, KeysFile, parseAccountFlags } = await import('../../emulator/accounts.ts');
       const { FaultConfig } = await import('../../emulator/faults.ts');
+      const { firstIssue } = await import('../../emulator/validation.ts');
       const port = Number(o.port);
       if (!/^\d{1,5}$/.test(String(o.port)) || port > 65535)
         throw new CliError(`--port: "${o.port}" is not a port number (0..65535)`, EXIT.usage);
       const rateLimit = o.rateLimit === undefined ? undefined : Number(o.rateLimit);
       if (rateLimit !== undefined && !(/^[1-9]\d{0,8}$/.test(String(o.rateLimit)) && rateLimit > 0))
         throw new CliError(`--rate-limit: "${o.rateLimit}" is not a whole number > 0`, EXIT.usage);
-      const agents = o.agents ? readSpecFile('--agents', o.agents, AgentsFile).agents : [];
-      const faults = o.faults ? parseFaults(o.faults, FaultConfig) : undefined;
+      const agents = o.agents ? readSpecFile('--agents', o.agents, AgentsFile, firstIssue).agents : [];
+      const faults = o.faults ? parseFaults(o.faults, FaultConfig, firstIssue) : undefined;
       const apiKeys = [
         ...((o.apiKey as string[] | undefined) ?? []).map(parseKey),
         ...(o.keysFile
-          ? readSpecFile('--keys-file', o.keysFile, KeysFile).keys.map((k) => ({
+          ? readSpecFile('--keys-file', o.keysFile, KeysFile, firstIssue).keys.map((k) => ({
               key: k.key,
               ownerId: k.owner_id,
               admin: k.admin,
