@@ -67,7 +67,8 @@ export class ProbeServer {
 
   get address(): string | undefined {
     const a = this.servers[0]?.address();
-    return a && typeof a === 'object' ? `${a.address}:${a.port}` : undefined;
+    if (!a || typeof a !== 'object') return undefined;
+    return a.family === 'IPv6' ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
   }
 
   close(): Promise<void> {

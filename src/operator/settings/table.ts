@@ -54,7 +54,7 @@ const LABEL_VALUE = /^(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
  * --cluster-id: it is compared byte for byte with the owner marker of every remote resource,
  * so nothing invisible may hide in it: printable ASCII without spaces, at most 63 characters.
  */
-const CLUSTER_ID = /^[!-~]{1,63}$/;
+export const CLUSTER_ID = /^[!-~]{1,63}$/;
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -153,8 +153,8 @@ export const SETTINGS = {
   listen: setting({
     flag: '--listen',
     env: 'EDGE_LISTEN',
-    default: () => (process.env.KUBERNETES_SERVICE_HOST ? '0.0.0.0:8080' : '127.0.0.1:8080'),
-    defaultText: '0.0.0.0:8080 in a cluster, else 127.0.0.1:8080',
+    default: () => (process.env.KUBERNETES_SERVICE_HOST ? ':8080' : '127.0.0.1:8080'),
+    defaultText: ':8080 (every address, IPv6 and IPv4) in a cluster, else 127.0.0.1:8080',
     kind: address,
     help: 'address of `/metrics`, `/healthz` and `/readyz`',
   }),
