@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { cacheDir, clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
@@ -473,6 +473,56 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
     }
   });
 
+  it("the drain Job runs where the operator may (its nodes and taints unless drain's own are set), with requests and limits a quota accepts", () => {
+    type PodSpec = {
+      nodeSelector?: Record<string, string>;
+      tolerations?: { key: string }[];
+      affinity?: object;
+      priorityClassName?: string;
+      containers: { resources: { requests?: Record<string, string>; limits?: Record<string, string> } }[];
+    };
+    const podOf = (...set: string[]) =>
+      (
+        template(...set).find(
+          (o) => o.kind === 'Job' && o.metadata.annotations?.['helm.sh/hook'] === 'pre-delete',
+        ) as unknown as { spec: { template: { spec: PodSpec } } }
+      ).spec.template.spec;
+    const plain = podOf();
+    expect(plain.nodeSelector).toBeUndefined();
+    expect(plain.tolerations).toBeUndefined();
+    expect(plain.containers[0]!.resources).toEqual({
+      requests: { cpu: '10m', memory: '64Mi' },
+      limits: { memory: '256Mi' },
+    });
+    const operators = [
+      'nodeSelector.pool=system',
+      'tolerations[0].key=dedicated',
+      'tolerations[0].operator=Exists',
+      'priorityClassName=platform',
+      'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=zone',
+      'affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists',
+    ];
+    const inherited = podOf(...operators);
+    expect(inherited.nodeSelector).toEqual({ pool: 'system' });
+    expect(inherited.tolerations).toEqual([{ key: 'dedicated', operator: 'Exists' }]);
+    expect(inherited.priorityClassName).toBe('platform');
+    // the operator's affinity may name its own pods: the Job's is its own
+    expect(inherited.affinity).toBeUndefined();
+    const own = podOf(
+      ...operators,
+      'drain.nodeSelector.pool=jobs',
+      'drain.tolerations[0].key=batch',
+      'drain.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight=1',
+      'drain.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key=zone',
+      'drain.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].operator=Exists',
+      'drain.resources.limits.memory=1Gi',
+    );
+    expect(own.nodeSelector).toEqual({ pool: 'jobs' });
+    expect(own.tolerations).toEqual([{ key: 'batch' }]);
+    expect(own.affinity).toHaveProperty('nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution');
+    expect(own.containers[0]!.resources.limits).toEqual({ memory: '1Gi' });
+  });
+
   it("the Orphan hook's RBAC is what edgectl drain --stop-deployment needs, and no more (impersonating its ServiceAccount)", async () => {
     const release = `d${Date.now().toString(36)}`;
     const objs = docs(
@@ -614,6 +664,85 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
             o.metadata.name,
           )
           .catch(() => {});
+    }
+  });
+
+  it("the kustomize base's Secret guard still holds when an overlay moves the operator to another namespace", async () => {
+    const moved = `${w.ns}-moved`;
+    const dir = mkdtempSync(join(tmpdir(), 'overlay-'));
+    const guard = `${w.ns}-guard`;
+    const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
+    const rbac = (plural: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural });
+    const vap = (plural: string) => ({ group: 'admissionregistration.k8s.io', version: 'v1', plural });
+    try {
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        `namespace: ${moved}\nresources:\n  - ${relative(dir, join(REPO_ROOT, 'deploy/base'))}\n`,
+      );
+      const objs = docs(execFileSync(bin('kustomize'), ['build', dir], { encoding: 'utf8' }));
+      const sa = objs.find((o) => o.kind === 'ServiceAccount')!;
+      expect(sa.metadata.namespace).toBe(moved);
+      // the overlay's policy, under a name of this test's own, against the real API server
+      const policies = objs
+        .filter((o) => o.kind?.startsWith('ValidatingAdmissionPolicy'))
+        .map((o) => ({
+          ...o,
+          metadata: { ...o.metadata, name: guard },
+          ...(o.kind === 'ValidatingAdmissionPolicyBinding'
+            ? { spec: { ...(o as unknown as { spec: object }).spec, policyName: guard } }
+            : {}),
+        })) as KubeObject[];
+      expect(policies.map((o) => o.kind)).toEqual([
+        'ValidatingAdmissionPolicy',
+        'ValidatingAdmissionPolicyBinding',
+      ]);
+      await apply(w.kube, policies, w.ns);
+      // the moved ServiceAccount may patch Secrets here (RBAC), so what refuses is the guard
+      const user = `system:serviceaccount:${moved}:${sa.metadata.name}`;
+      await w.kube.create(rbac('roles'), w.ns, {
+        metadata: { name: guard },
+        rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'patch'] }],
+      });
+      await w.kube.create(rbac('rolebindings'), w.ns, {
+        metadata: { name: guard },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: guard },
+        subjects: [{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: moved }],
+      });
+      await w.kube.create(SECRETS, w.ns, { metadata: { name: guard }, stringData: { key: 'v' } });
+      const target = kubeconfigTarget(kubeconfig);
+      const asOperator = new Kube({
+        server: target.server,
+        context: target.context,
+        auth: async () => {
+          const a = await target.auth();
+          return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
+        },
+      });
+      // a policy takes effect once the API server has loaded it: a few seconds
+      let refused: KubeError | undefined;
+      let last = 'v';
+      for (let i = 0; !refused; i++) {
+        if (i === 100) throw new Error('the guard never refused the moved operator changing a Secret');
+        if (i) await new Promise((r) => setTimeout(r, 200));
+        refused = await asOperator.patch(SECRETS, w.ns, guard, { stringData: { key: `changed-${i}` } }).then(
+          () => {
+            last = `changed-${i}`;
+            return undefined;
+          },
+          (e: KubeError) => e,
+        );
+      }
+      expect(refused.message).toContain('the edge operator may change only its finalizer on a Secret');
+      const data = ((await w.kube.get(SECRETS, w.ns, guard)) as unknown as { data: Record<string, string> })
+        .data;
+      expect(Buffer.from(data.key!, 'base64').toString()).toBe(last);
+      // its finalizer it may still set
+      await asOperator.patch(SECRETS, w.ns, guard, { metadata: { finalizers: [FINALIZER] } });
+      await asOperator.patch(SECRETS, w.ns, guard, { metadata: { finalizers: null } });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await w.kube.delete(vap('validatingadmissionpolicybindings'), undefined, guard).catch(() => {});
+      await w.kube.delete(vap('validatingadmissionpolicies'), undefined, guard).catch(() => {});
     }
   });
 
