@@ -13,8 +13,18 @@ import type { KubeObject } from './runtime/kube.ts';
 import { decodeMetadata } from './runtime/owner.ts';
 
 export interface ExportOptions {
-  /** Written into every object; without it objects take the namespace they are applied to. */
+  /**
+   * Written into every object; without it objects take the namespace they are applied to (with
+   * ownedBy, the one each owner marker names).
+   */
   namespace?: string;
+  /**
+   * The resources one installation of the operator manages (its cluster id), instead of those
+   * no installation manages, each under the kind, namespace and name its owner marker gives:
+   * applied where an operator runs with that cluster id, the objects adopt their resources
+   * (disaster recovery without a copy in Git, or after an uninstall that retained them).
+   */
+  ownedBy?: string;
   /** Kinds to write (all by default); the others are still listed, to resolve references. */
   kinds?: string[];
   /** Write Secret manifests with the secret values the API returns. */
@@ -70,6 +80,27 @@ export function slug(text: string | undefined, max = 63): string {
     .replace(/-+$/, '');
 }
 
+/** Where an exported object goes: its kind, name and namespace (none: where it is applied). */
+interface Place {
+  kind: string;
+  name: string;
+  namespace?: string;
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const OBJECT_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+/** The namespace and name an owner marker gives, when it names this kind and both are valid. */
+function markedPlace(
+  kind: string,
+  metadata: string | undefined,
+): { namespace: string; name: string } | undefined {
+  const [k, namespace, name, ...rest] = (decodeMetadata(metadata).owner?.object ?? '').split('/');
+  if (k !== kind || rest.length || !DNS_LABEL.test(namespace ?? '') || !OBJECT_NAME.test(name ?? ''))
+    return undefined;
+  return { namespace: namespace!, name: name! };
+}
+
 const byAge = (a: RemoteBase, b: RemoteBase) =>
   (a.created_at ?? '').localeCompare(b.created_at ?? '') || a.id.localeCompare(b.id);
 
@@ -83,8 +114,9 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
     const mine: RemoteBase[] = [];
     for await (const r of b.api.list(api, {}) as AsyncIterable<RemoteBase>) {
       const owner = decodeMetadata(r.metadata).owner;
-      if (owner) skipped.push({ kind: b.kind, id: r.id, cluster: owner.cluster, object: owner.object });
-      else mine.push(r);
+      if (owner && owner.cluster === opts.ownedBy) mine.push(r);
+      else if (owner) skipped.push({ kind: b.kind, id: r.id, cluster: owner.cluster, object: owner.object });
+      else if (!opts.ownedBy) mine.push(r);
     }
     mine.sort(byAge);
     listed.set(b, mine);
@@ -92,33 +124,45 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
   }
 
   // names first, for every kind, so references resolve whatever the order
-  const names = new Map<string, { kind: string; name: string }>();
+  const names = new Map<string, Place>();
   for (const [b, items] of listed) {
     const taken = new Set<string>();
     for (const r of items) {
-      const base = slug(r.description) || `${b.kind.toLowerCase()}-${slug(r.id.replace(/^[a-z]+_/, ''), 40)}`;
+      const marked = opts.ownedBy ? markedPlace(b.kind, r.metadata) : undefined;
+      const namespace = opts.namespace ?? marked?.namespace;
+      const base =
+        marked?.name ||
+        slug(r.description) ||
+        `${b.kind.toLowerCase()}-${slug(r.id.replace(/^[a-z]+_/, ''), 40)}`;
       let name = base;
-      for (let i = 2; taken.has(name); i++) name = `${base.slice(0, 60 - String(i).length)}-${i}`;
-      taken.add(name);
-      names.set(r.id, { kind: b.kind, name });
+      for (let i = 2; taken.has(`${namespace}/${name}`); i++)
+        name = `${base.slice(0, 60 - String(i).length)}-${i}`;
+      taken.add(`${namespace}/${name}`);
+      names.set(r.id, { kind: b.kind, name, namespace });
     }
   }
 
   const wanted = (kind: string) => !opts.kinds?.length || opts.kinds.includes(kind);
   const objects: KubeObject[] = [];
   const refused: ExportResult['refused'] = [];
-  const secrets = new Map<string, Record<string, string>>();
+  // by namespace and name: with ownedBy, objects of several namespaces
+  const secrets = new Map<string, { namespace?: string; name: string; data: Record<string, string> }>();
   for (const [b, items] of listed) {
     if (!wanted(b.kind)) continue;
     for (const r of items) {
-      const name = names.get(r.id)!.name;
+      const { name, namespace } = names.get(r.id)!;
       const secretName = `${b.kind.toLowerCase()}-${name}`;
       const x: ExportContext = {
-        ref: (id) => (wanted(names.get(id)?.kind ?? '') ? names.get(id) : undefined),
+        // a reference names an object of the same namespace; any other stays an id
+        ref: (id) => {
+          const to = names.get(id);
+          return to && wanted(to.kind) && to.namespace === namespace ? to : undefined;
+        },
         secret: (key, value) => {
-          const data = secrets.get(secretName) ?? {};
-          data[key] = value;
-          secrets.set(secretName, data);
+          const at = `${namespace ?? ''}/${secretName}`;
+          const held = secrets.get(at) ?? { namespace, name: secretName, data: {} };
+          held.data[key] = value;
+          secrets.set(at, held);
           return { name: secretName, key };
         },
       };
@@ -140,26 +184,29 @@ export async function exportAccount(api: EdgeClient, opts: ExportOptions = {}): 
         kind: b.kind,
         metadata: {
           name,
-          ...(opts.namespace ? { namespace: opts.namespace } : {}),
+          ...(namespace ? { namespace } : {}),
           annotations: { [ID_ANNOTATION]: r.id },
         },
         spec,
       });
     }
   }
-  const secretNames = [...secrets.keys()].sort();
+  const held = [...secrets.keys()].sort().map((k) => secrets.get(k)!);
   return {
     objects,
     secrets: opts.includeSecrets
-      ? secretNames.map((name) => ({
+      ? held.map(({ namespace, name, data }) => ({
           apiVersion: 'v1',
           kind: 'Secret',
-          metadata: { name, ...(opts.namespace ? { namespace: opts.namespace } : {}) },
+          metadata: { name, ...(namespace ? { namespace } : {}) },
           type: 'Opaque',
-          stringData: secrets.get(name)!,
+          stringData: data,
         }))
       : [],
-    secretNames,
+    // namespace/name where the namespaces are the markers' (several), else the name
+    secretNames: held.map(({ namespace, name }) =>
+      namespace && !opts.namespace ? `${namespace}/${name}` : name,
+    ),
     skipped,
     refused,
   };

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
 import { exportAccount, toYaml } from '../../src/operator/export.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { populateAccount } from '../support/account.ts';
 import {
   condition,
@@ -76,6 +77,58 @@ describe.skipIf(!!skipReason)('edgectl export, applied', () => {
     await new Promise((r) => setTimeout(r, 12_000));
     expect((await all()).every(ready)).toBe(true);
     expect(writes(w.emu.counters.snapshot()) - before).toBe(0);
+  });
+
+  it("--owned-by brings back an installation's own objects (an uninstall that kept the resources): adopted, not made again", async () => {
+    // what an earlier installation with this cluster id left: a policy and its rule, under
+    // object names that no longer exist here
+    const clusterId = `e2e-${w.ns}`;
+    const marker = (object: string) =>
+      encodeMetadata({ cluster: clusterId, uid: `gone-${object}`, object }, '');
+    const policy = await w.api.ipPolicies.create({
+      description: 'kept on uninstall',
+      metadata: marker(`IPPolicy/${w.ns}/kept`),
+    });
+    await w.api.ipPolicyRules.create({
+      ip_policy_id: policy.id,
+      cidr: '172.16.0.0/12',
+      action: 'deny',
+      metadata: marker(`IPPolicyRule/${w.ns}/kept-rule`),
+    });
+    const owned = await exportAccount(w.api, { ownedBy: clusterId });
+    expect(owned.objects.map((o) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`)).toEqual([
+      `IPPolicy/${w.ns}/kept`,
+      `IPPolicyRule/${w.ns}/kept-rule`,
+    ]);
+    const marks = w.emu.counters.snapshot();
+    const mark = writes(marks);
+    await apply(w.kube, owned.objects, w.ns);
+    await waitFor(
+      'both adopted and Ready',
+      async () => {
+        const got = await Promise.all([
+          w.kube.get(res('ippolicies'), w.ns, 'kept'),
+          w.kube.get(res('ippolicyrules'), w.ns, 'kept-rule'),
+        ]);
+        return got.every(ready) && got;
+      },
+      60_000,
+    );
+    expect((await w.kube.get(res('ippolicies'), w.ns, 'kept')).status).toMatchObject({ id: policy.id });
+    // nothing made again: one update each, the owner marker taking the new object's uid
+    const counts = w.emu.counters.snapshot();
+    expect(Object.keys(counts).filter((k) => /\.create /.test(k) && counts[k]! > (marks[k] ?? 0))).toEqual(
+      [],
+    );
+    expect(writes(counts) - mark).toBe(2);
+    const uid = (await w.kube.get(res('ippolicies'), w.ns, 'kept')).metadata.uid!;
+    expect(decodeMetadata((await w.api.ipPolicies.get(policy.id)).metadata).owner).toEqual({
+      cluster: clusterId,
+      uid,
+      object: `IPPolicy/${w.ns}/kept`,
+    });
+    for (const o of owned.objects)
+      await w.kube.delete(res(o.kind === 'IPPolicy' ? 'ippolicies' : 'ippolicyrules'), w.ns, o.metadata.name);
   });
 
   it('exports the same again once adopted', async () => {

@@ -18,6 +18,7 @@ import {
   secretDigest,
   withoutSecrets,
 } from '../../src/operator/runtime/module-compare.ts';
+import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
 import { populateAccount, SECRETS } from '../support/account.ts';
 import { capturedIO } from '../support/cli-io.ts';
 import { scratchDir } from '../support/scratch.ts';
@@ -307,5 +308,112 @@ describe('edgectl export', () => {
       expect(r.code, rate).toBe(2);
       expect(r.err.trim(), rate).toBe(`error: --api-rate-limit: "${rate}" is not a whole number > 0`);
     }
+  });
+});
+
+describe('edgectl export --owned-by', () => {
+  // a lost cluster's installation (cluster id "lost") left these in its own account: its
+  // objects' kinds, namespaces and names live on in the owner markers
+  let lost: Harness;
+  const ids: Record<string, string> = {};
+  beforeAll(async () => {
+    lost = await emulatorWithClient();
+    const c = lost.client;
+    const marker = (object: string) => encodeMetadata({ cluster: 'lost', uid: `u-${object}`, object }, '');
+    const corp = await c.ipPolicies.create({
+      description: 'office',
+      metadata: marker('IPPolicy/team-a/corp'),
+    });
+    ids.corp = corp.id;
+    ids.sameNs = (
+      await c.ipPolicyRules.create({
+        ip_policy_id: corp.id,
+        cidr: '10.0.0.0/8',
+        action: 'allow',
+        metadata: marker('IPPolicyRule/team-a/office'),
+      })
+    ).id;
+    ids.otherNs = (
+      await c.ipPolicyRules.create({
+        ip_policy_id: corp.id,
+        cidr: '192.168.0.0/16',
+        action: 'allow',
+        metadata: marker('IPPolicyRule/team-b/vpn'),
+      })
+    ).id;
+    // unmanaged, and another installation's: neither is the lost cluster's
+    ids.unmanaged = (await c.ipPolicies.create({ description: 'by hand' })).id;
+    ids.foreign = (
+      await c.ipPolicies.create({
+        description: 'theirs',
+        metadata: encodeMetadata({ cluster: 'live', uid: 'u-1', object: 'IPPolicy/prod/theirs' }, ''),
+      })
+    ).id;
+  });
+  afterAll(() => lost?.close());
+
+  const exportLost = async (...args: string[]) => {
+    const io = capturedIO({ sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
+    const code = await runCli(
+      [
+        'export',
+        '--api-url',
+        lost.emu.url,
+        '--api-key',
+        lost.emu.apiKey,
+        '--api-rate-limit',
+        '100000',
+        ...args,
+      ],
+      io,
+    );
+    return {
+      code,
+      err: io.errText(),
+      docs: parseAllDocuments(io.outText()).map((d) => d.toJS() as KubeObject),
+    };
+  };
+  const place = (o: KubeObject) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+
+  it("writes that installation's objects back under their own kinds, namespaces and names", async () => {
+    const r = await exportLost('--owned-by', 'lost', '-o', 'yaml');
+    expect(r.code).toBe(0);
+    expect(r.docs.map(place).sort()).toEqual([
+      'IPPolicy/team-a/corp',
+      'IPPolicyRule/team-a/office',
+      'IPPolicyRule/team-b/vpn',
+    ]);
+    const byPlace = new Map(r.docs.map((o) => [place(o), o]));
+    expect(byPlace.get('IPPolicy/team-a/corp')!.metadata.annotations).toEqual({ [ID_ANNOTATION]: ids.corp });
+    // a reference within the namespace is the object's name; across namespaces, the id
+    expect(byPlace.get('IPPolicyRule/team-a/office')!.spec).toMatchObject({ ipPolicyRef: { name: 'corp' } });
+    expect(byPlace.get('IPPolicyRule/team-b/vpn')!.spec).toMatchObject({ ipPolicyID: ids.corp });
+    expect(byPlace.get('IPPolicyRule/team-b/vpn')!.spec).not.toHaveProperty('ipPolicyRef');
+    // neither what no installation manages nor another installation's
+    const out = JSON.stringify(r.docs);
+    expect(out).not.toContain(ids.unmanaged);
+    expect(out).not.toContain(ids.foreign);
+    expect(r.err).toContain(`IPPolicy ${ids.foreign} (cluster live, IPPolicy/prod/theirs)`);
+  });
+
+  it('-n puts them all in one namespace (references across the old namespaces become names there)', async () => {
+    const r = await exportLost('--owned-by', 'lost', '-n', 'restore', '-o', 'yaml');
+    expect(r.docs.map(place).sort()).toEqual([
+      'IPPolicy/restore/corp',
+      'IPPolicyRule/restore/office',
+      'IPPolicyRule/restore/vpn',
+    ]);
+    for (const rule of r.docs.filter((o) => o.kind === 'IPPolicyRule'))
+      expect(rule.spec).toMatchObject({ ipPolicyRef: { name: 'corp' } });
+  });
+
+  it('without --owned-by, none of them; a malformed cluster id is a usage error', async () => {
+    const r = await exportLost('-o', 'yaml');
+    expect(r.docs.map((o) => o.metadata.annotations?.[ID_ANNOTATION])).toEqual([ids.unmanaged]);
+    const bad = await exportLost('--owned-by', 'two words', '-o', 'yaml');
+    expect(bad.code).toBe(2);
+    expect(bad.err.trim()).toBe(
+      'error: --owned-by: "two words" is not a cluster id (printable ASCII without spaces, at most 63 characters: the chart\'s clusterId, or the uid of kube-system)',
+    );
   });
 });

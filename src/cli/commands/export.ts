@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
+import { CLUSTER_ID } from '../../operator/settings/table.ts';
 import { explain } from '../agent-commands.ts';
 import { clientFrom, withApiOptions } from '../api-options.ts';
 import { CliError, type CliIO, EXIT } from '../io.ts';
@@ -11,7 +12,18 @@ export function exportCommand(io: CliIO): Command {
       .description(
         'write the custom resources that adopt the resources already in the account (references as object names, secrets as Secret references)',
       )
-      .addOption(new Option('-n, --namespace <ns>', 'namespace written into every object'))
+      .addOption(
+        new Option(
+          '-n, --namespace <ns>',
+          "namespace written into every object (with --owned-by: each owner marker's by default)",
+        ),
+      )
+      .addOption(
+        new Option(
+          '--owned-by <cluster-id>',
+          'export what the installation with this cluster id manages, not what none does, under the names and namespaces of its objects (their owner markers): applied where the operator runs with that cluster id, they adopt their resources (a lost cluster rebuilt, an uninstall that kept them)',
+        ),
+      )
       .addOption(new Option('--kinds <kinds>', 'comma-separated kinds to write (default: all)'))
       .addOption(new Option('--output-dir <dir>', 'write one file per kind and a kustomization.yaml here'))
       .addOption(new Option('-o, --output <format>', 'yaml: everything to standard output').choices(['yaml']))
@@ -40,6 +52,12 @@ export function exportCommand(io: CliIO): Command {
     if (o.namespace !== undefined && !/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(o.namespace))
       throw new CliError(
         `-n: "${o.namespace}" is not a namespace name (lower-case letters, digits and '-', at most 63)`,
+        EXIT.usage,
+      );
+    // the rule of the operator's --cluster-id: what an owner marker can hold
+    if (o.ownedBy !== undefined && !CLUSTER_ID.test(o.ownedBy))
+      throw new CliError(
+        `--owned-by: ${JSON.stringify(o.ownedBy)} is not a cluster id (printable ASCII without spaces, at most 63 characters: the chart's clusterId, or the uid of kube-system)`,
         EXIT.usage,
       );
     const { exportAccount, exportFiles, KIND_FILES, parseAccountRef, toYaml } = await import(
@@ -71,6 +89,7 @@ export function exportCommand(io: CliIO): Command {
       : undefined;
     const result = await exportAccount(api, {
       namespace: o.namespace,
+      ownedBy: o.ownedBy,
       kinds,
       includeSecrets: !!o.includeSecrets,
       observe: !!o.observe,
