@@ -284,6 +284,19 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       for (const b of BINDINGS)
         for (const res of [b.plural, `${b.plural}/status`, `${b.plural}/finalizers`])
           expect(edge).toContain(res);
+      // the operator writes by PATCH only: update (a whole-object PUT) only where a finalizer
+      // subresource asks for it, and on the Lease
+      const tenants = (r: KubeObject) =>
+        Object.keys(r.metadata.labels ?? {}).some((k) =>
+          k.startsWith('rbac.authorization.k8s.io/aggregate-to-'),
+        );
+      const updates = roles
+        .filter((r) => !tenants(r))
+        .flatMap((r) => (r as unknown as { rules: { resources: string[]; verbs: string[] }[] }).rules)
+        .filter((r) => r.verbs.includes('update'))
+        .flatMap((r) => r.resources)
+        .filter((x) => !x.endsWith('/finalizers'));
+      expect(updates).toEqual(['leases']);
       // Secrets: read where objects are (metadata lists, gets by name); in its own namespace the
       // operator may create its digest key and read only that one by name
       const secrets = roles.flatMap((r) =>

@@ -33,12 +33,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{/* The operator's permissions on its own kinds: the same rules for a ClusterRole or a Role. The kinds are _kinds.tpl's, generated from the bindings. */}}
 {{- define "edge-operator.kindRules" -}}
+# every write of the operator's is a PATCH: no update (a PUT of a whole object it read)
 - apiGroups: [edge.tunnel.dev]
   resources: {{ include "edge-operator.kinds.namespaced" . }}
-  verbs: [get, list, watch, patch, update]
+  verbs: [get, list, watch, patch]
 - apiGroups: [edge.tunnel.dev]
   resources: {{ include "edge-operator.kinds.namespaced.status" . }}
-  verbs: [get, patch, update]
+  verbs: [get, patch]
 - apiGroups: [edge.tunnel.dev]
   resources: {{ include "edge-operator.kinds.namespaced.finalizers" . }}
   verbs: [update]
