@@ -230,6 +230,29 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     expect(await refused(route({ responseHeaders: { add: { 'X-Lf': 'a\nb' } } }))).toContain(message);
   });
 
+  it('header values as long as the API takes (1,024), 5,120 characters in all per module', async () => {
+    const csp = `default-src 'self'; script-src 'self' ${'https://cdn.example.com '.repeat(39)}`.slice(
+      0,
+      1024,
+    );
+    expect(csp).toHaveLength(1024);
+    // a Content-Security-Policy longer than 256 characters: admitted (it was refused until now)
+    await apply(w.kube, [route({ responseHeaders: { add: { 'Content-Security-Policy': csp } } })], w.ns, {
+      dryRun: true,
+    });
+    const six = Object.fromEntries([...Array(6).keys()].map((i) => [`x-long-${i}`, csp]));
+    for (const module of ['requestHeaders', 'responseHeaders'])
+      expect(await refused(route({ [module]: { add: six } }))).toContain(
+        `spec.${module}.add: Invalid value: add values must hold at most 5120 characters in all`,
+      );
+    // one value past the API's 1,024: refused, naming it
+    expect(
+      await refused(route({ responseHeaders: { add: { 'Content-Security-Policy': `${csp}x` } } })),
+    ).toMatch(
+      /spec\.responseHeaders\.add\[Content-Security-Policy\]: Too long: may not be (longer|more) than 1024/,
+    );
+  });
+
   it('a route with more than one login module enabled', async () => {
     const oidc = {
       issuer: 'https://id.example.com',

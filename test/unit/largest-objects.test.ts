@@ -152,6 +152,8 @@ const UNIQUE_ITEMS = /^self\.all\(v, self\.exists_one\(w, w == v\)\)$/;
 /** Header names unique whatever their case: the generator's keys differ in lower case (checked). */
 const KEYS_UNIQUE_IGNORING_CASE =
   /^self\.all\(k, self\.filter\(j, j\.lowerAscii\(\) == k\.lowerAscii\(\)\)\.size\(\) == 1\)$/;
+/** The characters of a map's values together (header values): the generator fills it exactly. */
+const VALUES_TOTAL = /^self\.map\(k, size\(self\[k\]\)\)\.sum\(\) <= (\d+)$/;
 /** A module refused while another's setting holds: held, as the largest object's modules are disabled (checked). */
 const NOT_WHILE_ENABLED = /^!\(has\(self\.(\w+)\) && self\.\1\.enabled && /;
 const known = (rule: string) =>
@@ -170,6 +172,7 @@ const known = (rule: string) =>
     UNIQUE_ITEMS,
     KEYS_UNIQUE_IGNORING_CASE,
     NOT_WHILE_ENABLED,
+    VALUES_TOTAL,
   ].some((re) => re.test(rule)) ||
   ['isIP(self) || isCIDR(self)', URL_RULE].includes(rule);
 
@@ -226,11 +229,19 @@ function largestMap(node: Node, path: string): Json {
   const pattern = keyPattern.find(Boolean);
   const key = pattern ? GENERATORS[source(pattern)] : free;
   if (!key) throw new Error(`${path}: no generator for keys matching ${pattern}`);
+  // values as long as they may be until their total is spent: the same characters in all,
+  // however they are spread
+  let left = Number(rules.map((r) => VALUES_TOTAL.exec(r)?.[1]).find(Boolean) ?? Infinity);
+  const value = (i: number) => {
+    const v = node.additionalProperties!;
+    const n = Math.min(v.maxLength ?? Infinity, left);
+    left -= Number.isFinite(n) ? n : 0;
+    return n === 0
+      ? ''
+      : largest(n === v.maxLength || !Number.isFinite(n) ? v : { ...v, maxLength: n }, `${path}[${i}]`, i);
+  };
   const out = Object.fromEntries(
-    [...Array(node.maxProperties).keys()].map((i) => [
-      key(Number(size[1]), i),
-      largest(node.additionalProperties!, `${path}[${i}]`, i),
-    ]),
+    [...Array(node.maxProperties).keys()].map((i) => [key(Number(size[1]), i), value(i)]),
   );
   const keys = Object.keys(out);
   if (

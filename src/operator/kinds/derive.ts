@@ -55,6 +55,11 @@ export interface Field {
   lowercase?: boolean;
   /** A map whose keys the API holds unique whatever their case (header names). */
   keysUniqueIgnoringCase?: boolean;
+  /**
+   * The CRD's bound on the characters of a map's values together: a few values as long as the
+   * API takes, or many short ones, within one body budget (see BODY_BUDGET).
+   */
+  valuesTotalMax?: number;
   /** Required in the CRD though the API takes it absent (it has a default). */
   required?: boolean;
   /** The CRD's default (shown by `kubectl explain`), where it is the API's too. */
@@ -228,12 +233,22 @@ function crdValue(s: z.ZodType, at: string, f: Field): z.ZodType {
         valueMax: Math.min(f.itemMax ?? MAP_VALUE_MAX, valueRule?.maxLength ?? Infinity),
         maxProperties: f.max ?? LIST_MAX,
       });
-      if (!f.keysUniqueIgnoringCase) return map;
+      const unique = f.keysUniqueIgnoringCase
+        ? checkedBoth(
+            map,
+            (m) => new Set(Object.keys(m).map((k) => k.toLowerCase())).size === Object.keys(m).length,
+            'self.all(k, self.filter(j, j.lowerAscii() == k.lowerAscii()).size() == 1)',
+            `${at} must not name a key twice in different cases`,
+          )
+        : map;
+      const total = f.valuesTotalMax;
+      if (total === undefined) return unique;
+      // CEL's size() of a string counts code points, as spreading a string does
       return checkedBoth(
-        map,
-        (m) => new Set(Object.keys(m).map((k) => k.toLowerCase())).size === Object.keys(m).length,
-        'self.all(k, self.filter(j, j.lowerAscii() == k.lowerAscii()).size() == 1)',
-        `${at} must not name a key twice in different cases`,
+        unique,
+        (m) => Object.values(m as Record<string, string>).reduce((n, v) => n + [...v].length, 0) <= total,
+        `self.map(k, size(self[k])).sum() <= ${total}`,
+        `${at} values must hold at most ${total} characters in all`,
       );
     }
     case 'object':
