@@ -6,7 +6,10 @@ import { UPDATE_RESTART_MIN_WAIT_MS } from '../api/limits.ts';
 import type { TunnelSession } from '../api/schemas/agents.ts';
 import { CliError, type CliIO, EXIT } from './io.ts';
 
-/** What each failure the spec names means for the person at the terminal. */
+/**
+ * What each refusal means for the person at the terminal, by the emulator's descriptive name
+ * (`details.code`); the public API answers with numbers, and its 809 covers three of them.
+ */
 const REFUSALS: Record<string, string> = {
   ERR_AGENT_NO_UPDATE_AVAILABLE:
     'no update is available for this agent (updates never cross a major version)',
@@ -16,13 +19,19 @@ const REFUSALS: Record<string, string> = {
     'the agent already updated and must be restarted to use the new version: edgectl sessions restart <id>',
   ERR_AGENT_RESTART_UNSUPPORTED: 'restart is not supported on Windows agents',
 };
+/** The public API's numbers for the refusals that have one of their own. */
+const REFUSALS_BY_NUMBER: Record<number, string> = {
+  804: REFUSALS.ERR_AGENT_RESTART_UNSUPPORTED!,
+  806: REFUSALS.ERR_AGENT_UPDATE_CHECKS_DISABLED!,
+};
 
 /** Turns an API error into a message and an exit code. */
 export function explain(err: unknown, what: string): CliError {
   if (err instanceof CliError) return err;
   if (err instanceof ApiError) {
     if (isNotFound(err)) return new CliError(`${what}: not found (${err.resourceId ?? ''})`, EXIT.notFound);
-    const refusal = err.errorCode ? REFUSALS[err.errorCode] : undefined;
+    const refusal =
+      REFUSALS[err.errorName ?? ''] ?? (err.errorNumber ? REFUSALS_BY_NUMBER[err.errorNumber] : undefined);
     if (refusal) return new CliError(`${what}: ${refusal}`, EXIT.refused);
     // a refused key is the API failing this command, not the agent refusing it
     const auth = err.status === 401 || err.status === 403;
@@ -64,7 +73,13 @@ export async function upgrade(
   client: EdgeClient,
   io: CliIO,
   id: string,
-  opts: { timeoutMs: number; waitMs?: number; progress?: (s: string) => void },
+  opts: {
+    timeoutMs: number;
+    waitMs?: number;
+    progress?: (s: string) => void;
+    /** Sessions other upgrades running beside this one took as theirs (--all). */
+    claimed?: Set<string>;
+  },
 ): Promise<UpgradeResult> {
   const say = opts.progress ?? (() => {});
   const from = await client.tunnelSessions.get(id).catch((e) => {
@@ -81,6 +96,15 @@ export async function upgrade(
     say(`${id}: updating, restarting in ${Math.ceil(left / 1000)}s`);
     await io.sleep(Math.min(1000, left));
   }
+  // agents alike (one credential behind one address) cannot be told apart: the one that is
+  // back is a session that was not online before the restart, and not another upgrade's
+  let before: Set<string>;
+  try {
+    before = new Set((await collect(client.tunnelSessions.list())).map((s) => s.id));
+  } catch (err) {
+    const e = explain(err, `upgrade ${id}: step 2/3 (restart) failed: listing sessions`);
+    throw new CliError(`${e.message}; the agent has updated and is waiting for a restart to use it`, e.code);
+  }
   const restartedAt = io.now();
   try {
     await client.tunnelSessions.restart(id, {});
@@ -92,8 +116,16 @@ export async function upgrade(
   while (io.now() < deadline) {
     say(`${id}: restarted, waiting for the agent to reconnect`);
     const sessions = await collect(client.tunnelSessions.list()).catch(() => [] as TunnelSession[]);
-    const to = sessions.find((s) => s.id !== id && sameAgent(s, from));
-    if (to) return { from, to };
+    const to = sessions.find((s) => !before.has(s.id) && !opts.claimed?.has(s.id) && sameAgent(s, from));
+    if (to) {
+      opts.claimed?.add(to.id);
+      if (to.agent_version === from.agent_version)
+        throw new CliError(
+          `upgrade ${id}: step 3/3 (reconnect): the agent is back as ${to.id} but still on version ${from.agent_version}: the update had not finished when it restarted; upgrade ${to.id} again`,
+          EXIT.failed,
+        );
+      return { from, to };
+    }
     await io.sleep(1000);
   }
   throw new CliError(

@@ -3,7 +3,10 @@
 export interface CliIO {
   out(s: string): void;
   err(s: string): void;
+  /** Standard output is a terminal (tables as for a person). */
   isTTY: boolean;
+  /** Standard error is a terminal (progress drawn over itself). */
+  errIsTTY: boolean;
   env: NodeJS.ProcessEnv;
   sleep(ms: number): Promise<void>;
   now(): number;
@@ -13,6 +16,7 @@ export const processIO = (): CliIO => ({
   out: (s) => process.stdout.write(s),
   err: (s) => process.stderr.write(s),
   isTTY: !!process.stdout.isTTY,
+  errIsTTY: !!process.stderr.isTTY,
   env: process.env,
   sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
   now: Date.now,
@@ -38,3 +42,12 @@ export class CliError extends Error {
     this.code = code;
   }
 }
+
+/**
+ * Text from the API or an agent, made safe for a terminal: control characters (an escape
+ * sequence that sets the title or clears the screen, a newline that forges a row or a line)
+ * are shown as escapes instead of acted on.
+ */
+export const printable = (s: string): string =>
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it replaces
+  s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);

@@ -1,7 +1,7 @@
 // Tables like kubectl's (no borders, no colour), or JSON/YAML for scripts.
 import Table from 'cli-table3';
 import { stringify } from 'yaml';
-import { CliError, EXIT } from './io.ts';
+import { CliError, EXIT, printable } from './io.ts';
 
 export type Format = 'table' | 'wide' | 'json' | 'yaml';
 export const FORMATS: Format[] = ['table', 'wide', 'json', 'yaml'];
@@ -13,8 +13,9 @@ export function parseFormat(s: string): Format {
 }
 
 export function age(iso: string | undefined, now: number): string {
-  if (!iso) return '';
-  const s = Math.max(0, Math.floor((now - Date.parse(iso)) / 1000));
+  const at = iso ? Date.parse(iso) : Number.NaN;
+  if (Number.isNaN(at)) return '';
+  const s = Math.max(0, Math.floor((now - at) / 1000));
   if (s < 120) return `${s}s`;
   if (s < 7200) return `${Math.floor(s / 60)}m`;
   if (s < 172_800) return `${Math.floor(s / 3600)}h`;
@@ -52,7 +53,7 @@ export function render<T>(items: T[], columns: Column<T>[], format: Format, key:
     },
     style: { head: [], border: [], 'padding-left': 0, 'padding-right': 0, compact: true },
   });
-  for (const x of items) table.push(cols.map((c) => c.value(x)));
+  for (const x of items) table.push(cols.map((c) => printable(c.value(x))));
   return items.length
     ? `${table
         .toString()

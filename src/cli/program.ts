@@ -3,7 +3,7 @@
 // line per failure.
 import { Command, CommanderError } from 'commander';
 import { USER_AGENT } from '../api/transport.ts';
-import { CliError, type CliIO, EXIT } from './io.ts';
+import { CliError, type CliIO, EXIT, printable } from './io.ts';
 
 export function program(io: CliIO, commands: Command[]): Command {
   const p = new Command('edgectl')
@@ -32,10 +32,10 @@ export async function runProgram(p: Command, argv: string[], io: CliIO): Promise
       return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     if (err instanceof CliError) {
-      if (err.message) io.err(`error: ${err.message}\n`);
+      if (err.message) io.err(`error: ${printable(err.message)}\n`);
       return err.code;
     }
-    io.err(`error: ${(err as Error).message}\n`);
+    io.err(`error: ${printable((err as Error).message)}\n`);
     return EXIT.failed;
   }
 }

@@ -191,6 +191,80 @@ describe('edgectl sessions and tunnels', () => {
     expect(r.err).toContain('unchanged on version 3.5.0');
   });
 
+  const addAgent = (spec: Record<string, unknown>) =>
+    fetch(`${h.emu.url}/_emulator/agents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.emu.adminKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(spec),
+    });
+
+  it('upgrade takes as the agent back only a session that was not online before the restart, on a new version', async () => {
+    // two agents alike in every way the API shows (one credential behind one address)
+    const twin = {
+      agent_version: '4.1.0',
+      region: 'ap',
+      ip: '198.51.100.50',
+      update: { available_version: '4.2.0' },
+    };
+    await addAgent({ name: 'twin-a', ...twin });
+    await addAgent({ name: 'twin-b', ...twin });
+    const twins = (await collect(h.client.tunnelSessions.list())).filter((s) => s.ip === twin.ip);
+    expect(twins).toHaveLength(2);
+    const r = await run('sessions', 'upgrade', twins[0]!.id);
+    expect(r.code).toBe(0);
+    const [, back] = /-> (ts_\w+) \(4\.2\.0\)/.exec(r.out) ?? [];
+    // not the other twin, online all along
+    expect(back).toBeTruthy();
+    expect(back).not.toBe(twins[1]!.id);
+    expect((await h.client.tunnelSessions.get(back!)).agent_version).toBe('4.2.0');
+  });
+
+  it('upgrade fails, naming the new session, when the agent comes back on its old version', async () => {
+    // an update that takes longer than the wait before the restart
+    await addAgent({
+      name: 'slow',
+      agent_version: '5.0.0',
+      region: 'sa',
+      ip: '198.51.100.60',
+      update: { available_version: '5.1.0', duration_ms: 60_000 },
+    });
+    const s = await sessionOf('198.51.100.60');
+    const r = await run('sessions', 'upgrade', s.id);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(
+      /step 3\/3 \(reconnect\): the agent is back as ts_\w+ but still on version 5\.0\.0/,
+    );
+    expect(r.out).toBe('');
+  });
+
+  it('upgrade refuses a timeout under 1s and selectors without --all, before any request', async () => {
+    const s = await sessionOf('198.51.100.3');
+    for (const [args, message] of [
+      [['--timeout', '0'], '--timeout: "0" is less than 1s'],
+      [['--region', 'eu'], 'upgrade: --region works with --all only'],
+      [['--concurrency', '2'], 'upgrade: --concurrency works with --all only'],
+    ] as const) {
+      const r = await run('sessions', 'upgrade', s.id, ...args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.err.trim()).toBe(`error: ${message}`);
+    }
+  });
+
+  it("an agent's control characters reach the terminal escaped: no escape sequence, no forged row", async () => {
+    await addAgent({
+      name: 'evil',
+      agent_version: '0.0.1',
+      region: 'zz',
+      ip: '198.51.100.70',
+      tunnels: [{ forwards_to: 'localhost:1\u001b]0;pwned\u0007\u001b[2J\nfake row' }],
+    });
+    const r = await run('tunnels', 'list', '-o', 'wide');
+    expect(r.code).toBe(0);
+    expect(r.out).not.toContain('\u001b');
+    expect(r.out).not.toMatch(/^fake row/m);
+    expect(r.out).toContain('\\x1b]0;pwned\\x07\\x1b[2J\\x0afake row');
+  });
+
   it('upgrade --all with a selector upgrades many and reports a partial failure', async () => {
     await fetch(`${h.emu.url}/_emulator/agents`, {
       method: 'POST',
@@ -214,7 +288,8 @@ describe('edgectl sessions and tunnels', () => {
       '--concurrency',
       '2',
     );
-    expect(r.code).toBe(1);
+    // the one failure is the agent refusing (update checks disabled): 3, not an API failure
+    expect(r.code).toBe(3);
     expect(r.out).toMatch(/upgraded: ts_\w+ \(3\.5\.7\)/);
     expect(r.out).toMatch(/failed: .*update checks/);
     expect(r.out).toContain('1 upgraded, 1 failed');

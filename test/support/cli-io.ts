@@ -15,6 +15,7 @@ export function capturedIO(
       err += s;
     },
     isTTY: false,
+    errIsTTY: false,
     env: {},
     sleep: async () => {},
     now: Date.now,

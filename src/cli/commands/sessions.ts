@@ -85,25 +85,42 @@ export function sessionsCommand(io: CliIO): Command {
     .option('--region <region>', 'with --all: only agents in this region')
     .option('--os <os>', 'with --all: only agents on this OS')
     .option('--concurrency <n>', 'with --all: agents upgraded at once', '4')
-    .action(async (id: string | undefined, o) => {
-      const client = clientFrom(o);
+    .action(async (id: string | undefined, o, command: Command) => {
       let timeoutMs: number;
       try {
         timeoutMs = parseDuration(o.timeout, '--timeout');
       } catch (err) {
         throw new CliError((err as Error).message, EXIT.usage);
       }
+      // the agent is restarted before the wait: a wait of nothing would fail after it
+      if (timeoutMs < 1000) throw new CliError(`--timeout: "${o.timeout}" is less than 1s`, EXIT.usage);
       if (!/^[1-9]\d{0,2}$/.test(String(o.concurrency)))
         throw new CliError(
           `--concurrency: "${o.concurrency}" is not a whole number from 1 to 999`,
           EXIT.usage,
         );
-      const progress = (s: string) => io.err(io.isTTY ? `\r\x1b[K${s}` : `${s}\n`);
+      if (!o.all) {
+        const given = ['agentVersion', 'region', 'os', 'concurrency'].find(
+          (k) => command.getOptionValueSource(k) === 'cli',
+        );
+        if (given)
+          throw new CliError(
+            `upgrade: --${given.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)} works with --all only`,
+            EXIT.usage,
+          );
+      }
+      const client = clientFrom(o);
+      const drawn = io.errIsTTY;
+      const progress = (s: string) => io.err(drawn ? `\r\x1b[K${s}` : `${s}\n`);
       if (!o.all) {
         if (!id) throw new CliError('upgrade: give a session id, or --all with selectors', EXIT.usage);
-        const r = await upgrade(client, io, id, { timeoutMs, progress });
-        if (io.isTTY) io.err('\n');
-        io.out(`${r.from.id} (${r.from.agent_version}) -> ${r.to.id} (${r.to.agent_version})\n`);
+        try {
+          const r = await upgrade(client, io, id, { timeoutMs, progress });
+          io.out(`${r.from.id} (${r.from.agent_version}) -> ${r.to.id} (${r.to.agent_version})\n`);
+        } finally {
+          // the progress line ends before the result, or the error, follows it
+          if (drawn) io.err('\n');
+        }
         return;
       }
       if (id) throw new CliError('upgrade: give either a session id or --all', EXIT.usage);
@@ -120,12 +137,17 @@ export function sessionsCommand(io: CliIO): Command {
         io.out('no sessions match\n');
         return;
       }
-      const results: { id: string; from: string; result: string; ok: boolean }[] = [];
+      const results: { id: string; from: string; result: string; ok: boolean; code?: number }[] = [];
       const queue = [...targets];
+      const claimed = new Set<string>();
       const worker = async () => {
         for (let s = queue.shift(); s; s = queue.shift()) {
           try {
-            const r = await upgrade(client, io, s.id, { timeoutMs, progress: (m) => io.err(`${m}\n`) });
+            const r = await upgrade(client, io, s.id, {
+              timeoutMs,
+              progress: (m) => io.err(`${m}\n`),
+              claimed,
+            });
             results.push({
               id: s.id,
               from: s.agent_version,
@@ -133,11 +155,13 @@ export function sessionsCommand(io: CliIO): Command {
               ok: true,
             });
           } catch (err) {
+            const e = explain(err, '');
             results.push({
               id: s.id,
               from: s.agent_version,
-              result: explain(err, '').message.replace(/^: /, ''),
+              result: e.message.replace(/^: /, ''),
               ok: false,
+              code: e.code,
             });
           }
         }
@@ -158,7 +182,12 @@ export function sessionsCommand(io: CliIO): Command {
       );
       const failed = results.filter((r) => !r.ok).length;
       io.out(`${results.length - failed} upgraded, ${failed} failed\n`);
-      if (failed) throw new CliError('', EXIT.failed);
+      // every one refused by its agent: 3, as for one session; any other failure: 1
+      if (failed)
+        throw new CliError(
+          '',
+          results.every((r) => r.ok || r.code === EXIT.refused) ? EXIT.refused : EXIT.failed,
+        );
     });
   return cmd;
 }
