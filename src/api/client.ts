@@ -101,7 +101,13 @@ function bindList(t: Transport, name: string, def: ListDef) {
         let next: string | null =
           `${path}?limit=${limit}` +
           (opts.filter === undefined ? '' : `&filter=${encodeURIComponent(opts.filter)}`);
+        // a page that leads to one already read (a proxy dropping the query, a faulty server)
+        // would repeat its items forever at the account's budget
+        const seen = new Set<string>();
         while (next) {
+          const at = t.url(next).href;
+          if (seen.has(at)) throw new Error(`${name}: the API's next_page_uri repeats ${at}`);
+          seen.add(at);
           const res = await t.request({
             operation: name,
             method: 'GET',

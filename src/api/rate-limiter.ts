@@ -62,7 +62,8 @@ export class RateLimiter {
       ? (this.capacity === 1 ? opts.perMinute * 0.98 : opts.perMinute - this.capacity) / 60_000
       : Infinity;
     this.tokens = this.capacity;
-    this.now = opts.now ?? Date.now;
+    // a monotonic clock: the wall clock stepped back an hour would hold every call an hour
+    this.now = opts.now ?? (() => performance.now());
     this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.last = this.now();
     this.maxLowWaitMs = opts.maxLowWaitMs ?? 10_000;
@@ -137,7 +138,7 @@ export class RateLimiter {
     try {
       while (this.waiters.size) {
         const now = this.now();
-        this.tokens = Math.min(this.capacity, this.tokens + (now - this.last) * this.ratePerMs);
+        this.tokens = Math.min(this.capacity, this.tokens + Math.max(0, now - this.last) * this.ratePerMs);
         this.last = now;
         if (this.tokens < 1) {
           await this.sleep(Math.ceil((1 - this.tokens) / this.ratePerMs));

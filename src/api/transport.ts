@@ -89,7 +89,14 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UN
 /** The client itself was closed (a shutdown): trying again cannot help. */
 const CLOSED = new Set(['UND_ERR_DESTROYED', 'UND_ERR_CLOSED']);
 
-/** What a body that is not the API's JSON says about the URL, for the condition and the log. */
+/**
+ * Answers a proxy or load balancer in front of the API gives in its own words (a page, plain
+ * text): throttled, or the API unavailable behind it. They are what they say, and tried again as
+ * the API's own 429 and 5xx are; any other status without the API's JSON is not the API.
+ */
+const GATEWAY = new Set([429, 502, 503, 504]);
+
+/** What a body that is not the API's JSON says, for the condition and the log; `text` redacted already. */
 function notTheApi(status: number, contentType: string | string[] | undefined, text: string): string {
   const type =
     String(contentType ?? '')
@@ -97,7 +104,10 @@ function notTheApi(status: number, contentType: string | string[] | undefined, t
       .trim() || 'no content type';
   const html = /html/i.test(type) || /^\s*<(!doctype|html)/i.test(text);
   const said = html ? '' : `: ${JSON.stringify(text.trim().slice(0, 80))}`;
-  return `answered ${html ? 'HTML' : 'a body that is not JSON'} (HTTP ${status}, ${type}${said}), not the API's JSON: is --api-url the API's base URL?`;
+  const what = `${html ? 'HTML' : 'a body that is not JSON'} (HTTP ${status}, ${type}${said})`;
+  return GATEWAY.has(status)
+    ? `answered ${what} from in front of the API (a proxy or load balancer)`
+    : `answered ${what}, not the API's JSON: is --api-url the API's base URL?`;
 }
 
 const networkCodeOf = (err: unknown): string => {
@@ -270,8 +280,9 @@ export class Transport {
           : `network error ${networkCode}`;
         if (TIMEOUTS.has(networkCode) || NEVER_SENT.has(networkCode)) this.wentAway(reason);
         // a timeout is not retried here: the caller learns now, and retries with its own backoff
+        // a POST the server may have acted on (a create, an agent's restart) is not sent twice
         const mayRetry =
-          (!spec.creates || NEVER_SENT.has(networkCode)) &&
+          (spec.method !== 'POST' || NEVER_SENT.has(networkCode)) &&
           !TIMEOUTS.has(networkCode) &&
           !CLOSED.has(networkCode);
         if (mayRetry && attempt < this.maxAttempts) {
@@ -306,25 +317,32 @@ export class Transport {
       }
       this.opts.onCall?.(event(res.statusCode));
       let parsed: unknown;
+      let gateway: string | undefined;
       try {
         parsed = text ? JSON.parse(text) : undefined;
       } catch {
-        // HTML from a proxy or a web page, say: not the API, whatever the status. Never a 404
-        // that reads as "deleted", never a success.
-        const reason = redactCredentials(
-          notTheApi(res.statusCode, res.headers['content-type'], text),
-          this.apiKey,
+        // redacted before it is cut: a key echoed across the cut must not leave a prefix behind
+        const reason = notTheApi(
+          res.statusCode,
+          res.headers['content-type'],
+          redactCredentials(text, this.apiKey),
         );
-        this.wentAway(reason);
-        throw new ApiError({
-          status: res.statusCode,
-          operation: spec.operation,
-          resourceId: spec.resourceId,
-          networkCode: 'BAD_RESPONSE',
-          text: reason,
-        });
+        // HTML from a proxy or a web page, say: not the API. Never a 404 that reads as
+        // "deleted", never a success.
+        if (!GATEWAY.has(res.statusCode)) {
+          this.wentAway(reason);
+          throw new ApiError({
+            status: res.statusCode,
+            operation: spec.operation,
+            resourceId: spec.resourceId,
+            networkCode: 'BAD_RESPONSE',
+            text: reason,
+          });
+        }
+        gateway = reason;
       }
-      this.answered();
+      // a gateway's own answer says nothing of whether the API is there
+      if (!gateway) this.answered();
       if (res.statusCode >= 200 && res.statusCode < 300) {
         return { status: res.statusCode, body: parsed as T };
       }
@@ -339,7 +357,7 @@ export class Transport {
         operation: spec.operation,
         resourceId: spec.resourceId,
         body,
-        text: body ? undefined : redactCredentials(text, this.apiKey).slice(0, 200),
+        text: body ? undefined : (gateway ?? redactCredentials(text, this.apiKey).slice(0, 200)),
         retryAfterMs,
       });
       // A 429 was refused before any work was done: safe to retry even a create.

@@ -65,7 +65,12 @@ export function registerOperations(app: FastifyInstance, o: OperationsOptions): 
           throw refuse('ERR_UNEXPECTED_BODY', { METHOD: req.method });
         const body = parseBody(name, def, req.body);
         const query = parseQuery(def, req.query as Record<string, string | string[]>, req.url);
-        const ctx: Ctx = { store: o.store.account(caller.account), origin: o.origin(), caller, now: o.now };
+        const ctx: Ctx = {
+          store: o.store.account(caller.account),
+          origin: originOf(req.headers.host, o.origin()),
+          caller,
+          now: o.now,
+        };
         // the router has decoded the path parameters already: decoding again turns "%25" into a 500
         const params = req.params as Record<string, string>;
         const result = await handler(ctx, params, body, query);
@@ -87,4 +92,15 @@ export function registerOperations(app: FastifyInstance, o: OperationsOptions): 
       (req.routeOptions.config as { operation?: string } | undefined)?.operation ?? 'unknown_path';
     o.counters.inc(operation, reply.statusCode, accountOf.get(req));
   });
+}
+
+/**
+ * The origin the client asked (its Host header), so that the URIs in an answer, next_page_uri
+ * above all, lead back the way the client came (localhost, a port mapping, a Service name)
+ * rather than to the address the emulator listens on; the listening origin without a usable Host.
+ */
+export function originOf(host: string | undefined, listening: string): string {
+  return host && /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/.test(host)
+    ? `http://${host}`
+    : listening;
 }

@@ -2,7 +2,7 @@
 // emulator issue where the spec is silent), checked through the typed client over HTTP.
 import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, type EdgeClient } from '../../src/api/client.ts';
+import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import { ApiError } from '../../src/api/errors.ts';
 import { publicErrorCode } from '../../src/emulator/error-codes.ts';
 import { emulatorWithClient, type Harness, raw, sshPublicKey } from './harness.ts';
@@ -76,6 +76,30 @@ describe('conventions', () => {
     const mine = all.filter((p) => p.metadata?.startsWith('page-')).map((p) => p.id);
     expect(mine).toEqual([...ids].reverse());
     expect(new Set(all.map((p) => p.id)).size).toBe(all.length);
+  });
+
+  it('a list asked by another name of the host (localhost, a port mapping) pages on under that name', async () => {
+    for (let i = 0; i < 3; i++) await c.ipPolicies.create({ metadata: `host-${i}` });
+    const viaLocalhost = h.emu.url.replace('127.0.0.1', 'localhost');
+    const other = createClient({
+      baseUrl: viaLocalhost,
+      apiKey: h.emu.apiKey,
+      rateLimitPerMinute: Infinity,
+      retry: { maxAttempts: 1 },
+    });
+    try {
+      const first = (await (
+        await fetch(`${viaLocalhost}/ip_policies?limit=1`, {
+          headers: { authorization: `Bearer ${h.emu.apiKey}`, 'service-version': '2' },
+        })
+      ).json()) as { next_page_uri: string };
+      expect(first.next_page_uri).toMatch(new RegExp(`^${viaLocalhost}/ip_policies\\?limit=1&before_id=`));
+      // before: next_page_uri named 127.0.0.1, and the client refused to follow it to another origin
+      const all = await collect(other.ipPolicies.list({ limit: 1 }));
+      expect(all.filter((p) => p.metadata?.startsWith('host-'))).toHaveLength(3);
+    } finally {
+      await other.close();
+    }
   });
 
   it('delete answers 204 with an empty body; the resource is then gone (404)', async () => {

@@ -233,6 +233,75 @@ describe('transport', () => {
     expect(isRetryable(err)).toBe(true);
   });
 
+  it("a proxy's own 503 page or plain-text 429 is tried again as the API's would be (Retry-After kept), not taken for a wrong URL", async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' })
+      .reply(503, '<!doctype html><title>Service Unavailable</title>', {
+        headers: { 'content-type': 'text/html' },
+      });
+    pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(200, rule);
+    await expect(client.ipPolicyRules.get('ipr_1')).resolves.toMatchObject({ id: 'ipr_1' });
+    expect(calls.map((c) => c.status)).toEqual([503, 200]);
+    pool
+      .intercept({ path: '/ip_policy_rules', method: 'POST' })
+      .reply(429, 'Too Many Requests', { headers: { 'content-type': 'text/plain', 'retry-after': '7' } });
+    pool.intercept({ path: '/ip_policy_rules', method: 'POST' }).reply(201, rule);
+    await client.ipPolicyRules.create(created);
+    expect(sleeps.at(-1)).toBe(7000);
+    // out of attempts: the error says what answered, and keeps the wait the proxy asked for
+    const once = createClient({
+      baseUrl: ORIGIN,
+      apiKey: 'secret-key',
+      dispatcher: agent,
+      rateLimitPerMinute: Infinity,
+      retry: { maxAttempts: 1 },
+    });
+    pool
+      .intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' })
+      .reply(429, 'slow down', { headers: { 'content-type': 'text/plain', 'retry-after': '30' } });
+    const err = await once.ipPolicyRules.get('ipr_1').catch((e) => e);
+    expect(err).toMatchObject({ status: 429, retryAfterMs: 30_000 });
+    expect(isRateLimited(err)).toBe(true);
+    expect(err.message).toContain('from in front of the API (a proxy or load balancer)');
+    expect(err.message).not.toContain('--api-url');
+  });
+
+  it('an agent command (a POST that is no create) is not sent twice after a connection reset', async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/tunnel_sessions/ts_1/restart', method: 'POST' })
+      .replyWithError(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
+    await expect(client.tunnelSessions.restart('ts_1', {})).rejects.toMatchObject({
+      networkCode: 'ECONNRESET',
+    });
+    expect(calls.map((c) => c.status)).toEqual([0]);
+  });
+
+  it('a next_page_uri that leads back to a page already read ends the list with an error, not a loop', async () => {
+    const pool = agent.get(ORIGIN);
+    const page = {
+      ip_policy_rules: [rule],
+      uri: `${ORIGIN}/ip_policy_rules`,
+      next_page_uri: `${ORIGIN}/ip_policy_rules?limit=100`,
+    };
+    pool.intercept({ path: '/ip_policy_rules?limit=100', method: 'GET' }).reply(200, page).times(2);
+    await expect(collect(client.ipPolicyRules.list())).rejects.toThrow(/next_page_uri repeats/);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('a key echoed across where a non-JSON body is cut: no part of it left', async () => {
+    const key = 'zq9Xw7Lm3pT2zq9Xw7Lm3pT2';
+    const c = createClient({ baseUrl: ORIGIN, apiKey: key, dispatcher: agent, rateLimitPerMinute: Infinity });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ip_policies/ipp_1', method: 'GET' })
+      .reply(401, `${'x'.repeat(70)}${key}`, { headers: { 'content-type': 'text/plain' } });
+    const err = await c.ipPolicies.get('ipp_1').catch((e) => e);
+    expect(err.message).not.toContain(key.slice(0, 6));
+    await c.close();
+  });
+
   it('an HTML answer is not the API: never a success, never a 404 that reads as deleted', async () => {
     const pool = agent.get(ORIGIN);
     pool

@@ -5,6 +5,9 @@ import { ApiError, isRetryable } from '../../../api/errors.ts';
 import type { Phase } from '../conditions.ts';
 import type { EngineContext, Outcome } from './types.ts';
 
+/** The longest wait a Retry-After may set for an object's next attempt. */
+export const RETRY_AFTER_MAX_MS = 3_600_000;
+
 /** Waits shorter than this are not written to a new object's status. */
 export const QUIET_WAIT_MS = 5000;
 /**
@@ -61,7 +64,10 @@ export async function apiCall<T>(
     const raw = err.apiMessage ?? err.message;
     const detail = nameIds?.(raw) ?? raw;
     if (isRetryable(err)) {
-      const wait = err.retryAfterMs;
+      // as the API asks, up to an hour: a Retry-After of days (a proxy's mistake) would leave
+      // the object unlooked-at past every resync
+      const wait =
+        err.retryAfterMs === undefined ? undefined : Math.min(err.retryAfterMs, RETRY_AFTER_MAX_MS);
       throw new ConditionError(
         failure(
           {
