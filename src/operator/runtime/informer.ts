@@ -84,6 +84,8 @@ export class Informer {
     this.resolveSynced = r;
   });
   hasSynced = false;
+  /** The API server refuses this informer its namespace (403): it holds nothing until it may read again. */
+  private denied = false;
   /** Counters the tests and metrics read. */
   stats = { lists: 0, watches: 0, restarts: 0, rewatches: 0, events: 0 };
 
@@ -157,23 +159,73 @@ export class Informer {
     }
   }
 
-  private async relist(): Promise<string> {
+  /**
+   * Lists in pages; a page token that expired meanwhile (410) means one list without pages, as
+   * client-go's pager does.
+   */
+  private async listAll(): Promise<{ items: KubeObject[]; rv: string }> {
     const items: KubeObject[] = [];
     let cont: string | undefined;
-    let rv = '';
-    do {
-      const page = await this.opts.kube.list(
-        this.opts.resource,
-        this.opts.namespace,
-        { limit: 500, continue: cont, labelSelector: this.opts.labelSelector },
-        this.opts.metadataOnly ? METADATA_ONLY.list : undefined,
-      );
+    let paged = true;
+    for (;;) {
+      let page: Awaited<ReturnType<Kube['list']>>;
+      try {
+        page = await this.opts.kube.list(
+          this.opts.resource,
+          this.opts.namespace,
+          { limit: paged ? 500 : undefined, continue: cont, labelSelector: this.opts.labelSelector },
+          this.opts.metadataOnly ? METADATA_ONLY.list : undefined,
+        );
+      } catch (err) {
+        // a list longer than etcd's compaction window never ends in pages: all at once
+        if (!(cont && err instanceof KubeError && err.status === 410)) throw err;
+        items.length = 0;
+        cont = undefined;
+        paged = false;
+        continue;
+      }
       this.progressAt = Date.now();
       items.push(...page.items);
       cont = page.metadata.continue || undefined;
-      rv = page.metadata.resourceVersion;
-    } while (cont);
+      if (!cont) return { items, rv: page.metadata.resourceVersion };
+    }
+  }
+
+  /**
+   * A namespace the operator may no longer read (its RoleBinding went with the namespace's
+   * deletion, or was never made) holds nothing for it: its objects leave the cache, and the
+   * informer counts as synced and alive (the API server answered), so one such namespace does
+   * not hold every other namespace's work behind a sync that never comes, nor fail liveness.
+   */
+  private forbidden(err: unknown): boolean {
+    if (!(this.opts.namespace && err instanceof KubeError && err.status === 403)) return false;
+    this.progressAt = Date.now();
+    if (!this.denied)
+      this.opts.log.warn(
+        { resource: this.opts.resource.plural, namespace: this.opts.namespace },
+        'no access to this namespace (403): taken as empty until access returns',
+      );
+    this.denied = true;
+    this.settle([]);
+    return true;
+  }
+
+  private async relist(): Promise<string> {
+    const { items, rv } = await this.listAll();
+    if (this.denied) {
+      this.denied = false;
+      this.opts.log.info(
+        { resource: this.opts.resource.plural, namespace: this.opts.namespace },
+        'access to this namespace is back',
+      );
+    }
     this.stats.lists++;
+    this.settle(items);
+    return rv;
+  }
+
+  /** The cache becomes what a list says: adds, updates, and deletes for what it no longer holds. */
+  private settle(items: KubeObject[]): void {
     const seen = new Set<string>();
     for (const raw of items) {
       const obj = this.lean(raw);
@@ -195,7 +247,6 @@ export class Informer {
       this.hasSynced = true;
       this.resolveSynced();
     }
-    return rv;
   }
 
   private handle(e: WatchEvent): string | undefined {
@@ -236,6 +287,7 @@ export class Informer {
         const both = AbortSignal.any([signal, this.current.signal]);
         this.stats.watches++;
         const started = Date.now();
+        const eventsBefore = this.stats.events;
         await this.opts.kube.watch(
           this.opts.resource,
           this.opts.namespace,
@@ -256,14 +308,21 @@ export class Informer {
           },
         );
         if (Date.now() - started > 5000) backoff = this.opts.minBackoffMs;
+        // a watch closed at once with nothing in it (a proxy in front of the API server, say)
+        // is a failure: reopened with the backoff, not in a loop as fast as the server answers
+        else if (Date.now() - started < 1000 && this.stats.events === eventsBefore)
+          throw new Error('the watch ended at once with no event');
       } catch (err) {
         if (signal.aborted) break;
         this.stats.restarts++;
         if (err instanceof Gone || (err instanceof KubeError && err.status === 410)) {
           this.opts.log.info({ resource: this.opts.resource.plural }, 'watch expired (410): relisting');
           rv = undefined;
+          // every informer meets an API server's compaction at once: spread their lists
+          await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 1000)));
           continue;
         }
+        if (this.forbidden(err)) rv = undefined;
         this.opts.log.warn(
           { resource: this.opts.resource.plural, err: (err as Error).message },
           'watch failed; restarting',

@@ -121,7 +121,14 @@ export class AccountController {
       resource: NAMESPACES,
       log: o.log.child({ informer: 'namespaces' }),
       metadataOnly: true,
-      transform: (n) => ({ metadata: { name: n.metadata.name, labels: n.metadata.labels } }),
+      // the resourceVersion stays: a relist tells a changed namespace (its labels) by it
+      transform: (n) => ({
+        metadata: {
+          name: n.metadata.name,
+          labels: n.metadata.labels,
+          resourceVersion: n.metadata.resourceVersion,
+        },
+      }),
       ...o.informer,
     });
     this.informers = [...edge, ...cluster, this.namespaceInformer];
