@@ -50,6 +50,36 @@ describe('work queue', () => {
     expect(q.length).toBe(2);
   });
 
+  it("an item re-queued without a priority (a retry, a dependent gone) takes its object's: a delete stays urgent", async () => {
+    const deleting = new Set(['team/backend']);
+    const q = new WorkQueue<string>({
+      name: 't',
+      priorityOf: (k) => (deleting.has(k) ? 'urgent' : undefined),
+    });
+    for (let i = 0; i < 500; i++) q.add(`team/create-${i}`);
+    const urgentWorker = q.get(true);
+    // the route that held the backend is gone: the backend's delete may go on
+    q.add('team/backend');
+    expect(await urgentWorker).toBe('team/backend');
+    // a retry after a failure comes back urgent too, ahead of the creates
+    q.addAfter('team/backend', 1);
+    q.done('team/backend');
+    expect(await q.get(true)).toBe('team/backend');
+    expect(q.length).toBe(500);
+  });
+
+  it("a run that found nothing to do keeps the delay pending when it began (a stalled object's slow retry)", async () => {
+    const q = new WorkQueue<string>({ name: 't' });
+    q.addAfter('x', 150); // the slow retry of a stall
+    q.add('x'); // the watch event of the stall's own status write
+    expect(await q.get()).toBe('x');
+    q.keepDelay('x'); // that run found the object as its last sync left it
+    q.done('x');
+    const started = Date.now();
+    expect(await q.get()).toBe('x');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+  });
+
   it('backs off per item exponentially and forgets on success', () => {
     const q = new WorkQueue<string>({ name: 't', baseDelayMs: 5, maxDelayMs: 1000, qps: 1e9, burst: 1e9 });
     expect([1, 2, 3, 4].map(() => q.whenRateLimited('a'))).toEqual([5, 10, 20, 40]);

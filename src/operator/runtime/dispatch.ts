@@ -126,7 +126,9 @@ export class Dispatch {
         (!!obj.metadata.deletionTimestamp && !old?.metadata.deletionTimestamp) ||
         (!!requested && requested !== old?.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION]));
     const urgent = changed && priorityOf(obj, requestedReconcile(obj)) === 'urgent';
-    c.queue.add(key, urgent ? 'urgent' : 'high');
+    // not a change (a status write's event, a resync): the object's own priority, so that a
+    // delete waiting on its dependents is not put back behind creates
+    c.queue.add(key, urgent ? 'urgent' : undefined);
     if (urgent) c.engine.escalate(key);
   }
 

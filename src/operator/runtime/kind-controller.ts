@@ -3,7 +3,7 @@
 import type { AnyBinding } from './binding.ts';
 import type { ObjectCache } from './cache.ts';
 import { managedResource } from './constants.ts';
-import { Engine } from './engine/index.ts';
+import { Engine, priorityOf, requestedReconcile } from './engine/index.ts';
 import type { EventRecorder } from './events.ts';
 import { Informer } from './informer.ts';
 import type { ManagerAccounts } from './manager-accounts.ts';
@@ -74,6 +74,10 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
     name: b.kind.toLowerCase(),
     metrics: d.metrics,
     ...d.accounts?.queueCap(cache.get),
+    priorityOf: (key) => {
+      const obj = cache.get(key);
+      return obj && priorityOf(obj, requestedReconcile(obj));
+    },
   });
   return { binding: b, queue, informers, engine, observer };
 }

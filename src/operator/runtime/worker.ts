@@ -43,6 +43,7 @@ export async function runWorker(
       } else {
         c.queue.forget(key);
         if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
+        else if (out.unchanged) c.queue.keepDelay(key);
         o.metrics.reconcileTotal.inc({
           controller: name,
           result: out.requeueAfterMs ? 'requeue_after' : 'success',

@@ -25,6 +25,11 @@ export interface QueueOptions<T = string> {
    * keep serving every other account, in the same namespace too.
    */
   maxPerAccount?: () => number;
+  /**
+   * The priority an item takes when added without one (a retry, a reference let go): a
+   * delete or an edit stays urgent whoever queues it, not only the watch event that began it.
+   */
+  priorityOf?: (item: T) => Priority | undefined;
 }
 
 /** A namespaced key's namespace (`ns/name`); '' for a cluster-scoped one. */
@@ -44,6 +49,8 @@ export class WorkQueue<T = string> {
   private readonly dirty = new Set<T>();
   private readonly processing = new Set<T>();
   private readonly waiting = new Map<T, { at: number; timer: NodeJS.Timeout }>();
+  /** When an item in progress was due by a delay that its run's start cleared. */
+  private readonly spent = new Map<T, number>();
   private readonly failures = new Map<T, number>();
   private readonly addedAt = new Map<T, number>();
   private readonly startedAt = new Map<T, number>();
@@ -64,8 +71,10 @@ export class WorkQueue<T = string> {
   private shuttingDown = false;
   private bucketTokens: number;
   private bucketLast = Date.now();
-  private readonly opts: Required<Omit<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount'>> &
-    Pick<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount'>;
+  private readonly opts: Required<
+    Omit<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf'>
+  > &
+    Pick<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf'>;
 
   constructor(opts: QueueOptions<T>) {
     this.opts = {
@@ -101,8 +110,9 @@ export class WorkQueue<T = string> {
     return this.queue.count('urgent') + this.queue.count('high') + this.processing.size - this.observing.size;
   }
 
-  add(item: T, priority: Priority = 'high'): void {
+  add(item: T, asked?: Priority): void {
     if (this.shuttingDown) return;
+    const priority = asked ?? this.opts.priorityOf?.(item) ?? 'high';
     if (this.processing.has(item)) {
       // processed again when done, at the highest priority asked for meanwhile: a user's
       // edit arriving after a watch event of the same object still jumps the queue
@@ -160,6 +170,8 @@ export class WorkQueue<T = string> {
       this.add(item);
       return;
     }
+    // setTimeout takes at most 2^31 - 1 ms (24.8 days) and fires at once past it
+    ms = Math.min(ms, 2 ** 31 - 1);
     const at = Date.now() + ms;
     const w = this.waiting.get(item);
     if (w && w.at <= at) return;
@@ -250,7 +262,17 @@ export class WorkQueue<T = string> {
     return next[0];
   }
 
+  /**
+   * The run that began found nothing to do (the watch event of its own status write, say): a
+   * delay pending when it began still holds (a stalled object's slow retry).
+   */
+  keepDelay(item: T): void {
+    const at = this.spent.get(item);
+    if (at !== undefined && at > Date.now()) this.addAfter(item, at - Date.now());
+  }
+
   done(item: T): void {
+    this.spent.delete(item);
     this.processing.delete(item);
     this.observing.delete(item);
     const flow = this.opts.flowOf(item);
@@ -328,6 +350,7 @@ export class WorkQueue<T = string> {
     if (w) {
       clearTimeout(w.timer);
       this.waiting.delete(item);
+      this.spent.set(item, w.at);
     }
     this.processing.add(item);
     if (priority === 'low') this.observing.add(item);

@@ -170,7 +170,7 @@ export class Engine implements EngineContext {
     }
     // most reconciles find nothing to do (the watch event of this process's own write, a
     // resync's re-check): decided on the cached object, which only needs copying for a write
-    if (this.settled(cached)) return {};
+    if (this.settled(cached)) return { unchanged: true };
     const obj = structuredClone(cached);
     const p = planReconcile(obj);
     if (p.step.action === 'pause') return p.step.write ? report.pause(this, obj) : {};

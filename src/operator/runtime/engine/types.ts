@@ -93,6 +93,8 @@ export interface Outcome {
   requeueAfterMs?: number;
   /** Retry with the queue's backoff. */
   retry?: boolean;
+  /** Nothing done, nothing changed since the last sync: a retry an earlier run asked for still holds. */
+  unchanged?: boolean;
 }
 
 export type Status = Record<string, unknown> & {
