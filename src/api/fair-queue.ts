@@ -24,6 +24,9 @@ interface Place {
   flow: string;
 }
 
+/** Items of one flow an `okItem` refusal looks past before it leaves the flow for this turn. */
+const SCAN_LIMIT = 32;
+
 export class FairQueue<T> {
   private readonly levels: Record<Priority, Map<string, Set<T>>> = {
     urgent: new Map(),
@@ -118,12 +121,18 @@ export class FairQueue<T> {
         if (!ok(flow)) continue;
         let item: T | undefined;
         if (!okItem) item = items.values().next().value as T;
-        else
-          for (const i of items)
+        else {
+          // a flow's items are mostly one account's: once that many in a row are refused, the
+          // rest are taken to be too, so a backlog of thousands is not walked at every turn
+          let refused = 0;
+          for (const i of items) {
             if (okItem(i)) {
               item = i;
               break;
             }
+            if (++refused >= SCAN_LIMIT) break;
+          }
+        }
         if (item === undefined) continue;
         this.remove(item);
         if (level.has(flow)) {

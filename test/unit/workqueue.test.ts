@@ -80,6 +80,41 @@ describe('work queue', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(100);
   });
 
+  it("an account's backlog of thousands is not walked at every turn while the account is at its cap", async () => {
+    let calls = 0;
+    const q = new WorkQueue<string>({
+      name: 't',
+      accountOf: (k) => {
+        calls++;
+        return k.split('/')[0];
+      },
+      maxPerAccount: () => 2,
+    });
+    for (let i = 0; i < 5000; i++) q.add(`t1/x${i}`);
+    const held = [await q.get(), await q.get()];
+    expect(held).toEqual(['t1/x0', 't1/x1']);
+    calls = 0;
+    // t1 at its cap: each hand-out to another namespace looks past a few of t1's items only
+    for (let i = 0; i < 100; i++) q.add(`u/create-${i}`);
+    for (let i = 0; i < 100; i++) q.done((await q.get())!);
+    expect(calls).toBeLessThan(100 * 40);
+  });
+
+  it('the cap lifted (the last other account gone): a worker waiting takes the items it skipped', async () => {
+    let cap = 1;
+    const q = new WorkQueue<string>({
+      name: 't',
+      accountOf: (k) => k.split('/')[0],
+      maxPerAccount: () => cap,
+    });
+    for (const k of ['t/a1', 't/a2', 't/a3']) q.add(k);
+    expect(await q.get()).toBe('t/a1');
+    const waiting = q.get(); // a2 and a3 skipped: t holds its one
+    cap = Number.POSITIVE_INFINITY;
+    q.done('t/a1');
+    expect(await waiting).toBe('t/a2');
+  });
+
   it('backs off per item exponentially and forgets on success', () => {
     const q = new WorkQueue<string>({ name: 't', baseDelayMs: 5, maxDelayMs: 1000, qps: 1e9, burst: 1e9 });
     expect([1, 2, 3, 4].map(() => q.whenRateLimited('a'))).toEqual([5, 10, 20, 40]);

@@ -385,11 +385,14 @@ export class Manager {
     if (this.stopping) return;
     this.stopping = true;
     this.timers.wakeAll();
+    // one deadline for both drains: the lease is released within it, before the pod's grace
+    // period ends, or a standby waits out the lease
+    const deadline = Date.now() + this.opts.drainMs;
     const drained = await Promise.all(
       [...this.controllers.values()].map((c) => c.queue.shutdown(this.opts.drainMs)),
     );
     if (drained.includes(false)) this.opts.log.warn('drain deadline passed with reconciles in flight');
-    await this.accounts?.ctl?.stop(this.opts.drainMs);
+    await this.accounts?.ctl?.stop(Math.max(0, deadline - Date.now()));
     // last: its rights there go with the binding
     await this.access?.stop();
     for (const i of this.informers) i.stop();

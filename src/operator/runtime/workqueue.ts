@@ -302,8 +302,9 @@ export class WorkQueue<T = string> {
       if (next === undefined) break;
       this.newcomerGetters.shift()!(next);
     }
-    // an account below its cap again: its skipped items may go to the workers waiting
-    if (account !== undefined && this.queue.size && Number.isFinite(this.cap))
+    // an account below its cap again (or the cap lifted, the last other account gone): its
+    // skipped items may go to the workers waiting
+    if (account !== undefined && this.queue.size)
       for (const [getters, sort] of [
         [this.urgentGetters, 'urgent'],
         [this.getters, 'any'],
