@@ -177,6 +177,25 @@ describe('engine with accounts', () => {
     expect(registry.get(B)!.limiter).not.toBe(limiter);
   });
 
+  it('a key the API refuses after it was accepted (revoked) is told once, for the account to be checked again', async () => {
+    await twoAccounts();
+    const told: string[] = [];
+    registry.onRefused = (id) => told.push(id);
+    // taken as usable, then revoked: the API refuses it now
+    registry.set(B, { url: emuB.url, key: 'revoked-key', perMinute: 600 });
+    registry.mark(B, true);
+    w.apply('IPPolicy', 'p', B_REF);
+    w.apply('IPPolicy', 'q', B_REF);
+    await w.reconcile('IPPolicy', 'p');
+    await w.reconcile('IPPolicy', 'q');
+    expect(cond('IPPolicy', 'p', 'Stalled')).toMatchObject({ reason: 'ApiUnauthorized' });
+    expect(told).toEqual([B]);
+    expect(registry.get(B)!.suspect).toBe(true);
+    // checked again (refused): told again only after the next check found it usable
+    registry.mark(B, false, { state: 'stalled', reason: 'KeyRefused', message: 'the API refused the key' });
+    expect(registry.get(B)!.suspect).toBe(false);
+  });
+
   it('a resource held in one account is never looked for in another: AccountChanged, no request', async () => {
     const edge = ['b'];
     await twoAccounts({ edge });

@@ -96,6 +96,8 @@ export class AccountController {
   constructor(o: AccountControllerOptions) {
     this.o = o;
     this.keyProbe = new KeyProbe(o.registry);
+    // a key refused by the API since it was checked: the account is looked at again
+    o.registry.onRefused = (id) => this.queue.add(id);
     this.keys = new KeyHolds({ kube: o.kube, log: o.log });
     const informer = (
       plural: string,
@@ -352,7 +354,9 @@ export class AccountController {
     });
     const now = this.o.registry.get(id)!;
     const refused = now.phase?.reason === 'KeyRefused';
-    if (change === 'same' && now.usable) return url;
+    // a key the API refused since it was checked (revoked on the dashboard) is checked again:
+    // refused, its objects wait (WaitingForAccount) instead of each spending the budget on 401s
+    if (change === 'same' && now.usable && !now.suspect) return url;
     const refusedAgo = Date.now() - (this.keyProbe.refusedAt.get(id) ?? 0);
     if (change === 'same' && refused && refusedAgo < REFUSED_RETRY_MS)
       throw new AccountProblem(now.phase!, REFUSED_RETRY_MS);

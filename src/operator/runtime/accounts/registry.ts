@@ -46,6 +46,8 @@ export interface AccountEntry {
    */
   lastGood?: EdgeClient;
   phase?: Phase;
+  /** Refused (401, 403) since it was last checked: told to onRefused, not yet checked again. */
+  suspect?: boolean;
   readonly observers: Map<string, Observer>;
   /** Request and 429 times of the last minute. */
   readonly recent: { at: number; throttled: boolean }[];
@@ -63,6 +65,11 @@ function noteCall(recent: AccountEntry['recent'], status: number): void {
 export class AccountRegistry {
   private readonly entries = new Map<string, AccountEntry>();
   private readonly factory: ClientFactory;
+  /**
+   * The API refused (401, 403) the key of an account taken as usable: revoked since it was checked.
+   * Told once per check (the account controller checks the key again).
+   */
+  onRefused?: (id: string) => void;
 
   constructor(factory: ClientFactory) {
     this.factory = factory;
@@ -104,7 +111,15 @@ export class AccountRegistry {
       url: o.url,
       key: o.key,
       limiter,
-      onCall: (c) => noteCall(recent, c.status),
+      onCall: (c) => {
+        noteCall(recent, c.status);
+        const now = this.entries.get(id);
+        // the API answers a key it does not know (revoked) 403, as a missing one 401
+        if ((c.status === 401 || c.status === 403) && now?.client === client && now.usable && !now.suspect) {
+          now.suspect = true;
+          this.onRefused?.(id);
+        }
+      },
     });
     if (e) {
       const old = e.client;
@@ -159,6 +174,7 @@ export class AccountRegistry {
     if (!e) return;
     e.usable = usable;
     e.phase = phase;
+    e.suspect = false;
     if (usable) {
       e.verified = true;
       void e.lastGood?.close().catch(() => {});
