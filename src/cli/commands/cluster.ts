@@ -18,6 +18,8 @@ export function clusterCommand(): Command {
       const s = await clusterUp({ dir: o.dir, node: !!o.node });
       process.stdout.write(`${s.kubeconfig}\n`);
       process.stderr.write(`  export KUBECONFIG=${s.kubeconfig}\n`);
+      // where pods reach this machine's loopback ports (an emulator, say)
+      if (s.node) process.stderr.write(`  pods reach this machine's loopback at ${s.node.gateway}\n`);
     });
   cmd
     .command('load')
