@@ -142,6 +142,8 @@ describe('edgectl sessions and tunnels', () => {
         '--concurrency: "0"',
       ],
       [['tunnels', 'get', '', '--api-url', url, ...key], 'an id is required'],
+      [['tunnels', 'get', '..', '--api-url', url, ...key], '".." is not an id'],
+      [['sessions', 'restart', 'ts_1/../x', '--api-url', url, ...key], '"ts_1/../x" is not an id'],
       [['export', '-n', 'Bad NS', '--api-url', url, ...key], '-n: "Bad NS" is not a namespace name'],
       [['--bogus'], "unknown option '--bogus'"],
     ];
