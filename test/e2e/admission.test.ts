@@ -231,7 +231,7 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
   });
 
   it('header values as long as the API takes (1,024), 5,120 characters in all per module', async () => {
-    const csp = `default-src 'self'; script-src 'self' ${'https://cdn.example.com '.repeat(39)}`.slice(
+    const csp = `default-src 'self'; script-src 'self' ${'https://cdn.example.com '.repeat(42)}`.slice(
       0,
       1024,
     );
@@ -248,9 +248,7 @@ describe.skipIf(!!skipReason)('admission of what the API would refuse', () => {
     // one value past the API's 1,024: refused, naming it
     expect(
       await refused(route({ responseHeaders: { add: { 'Content-Security-Policy': `${csp}x` } } })),
-    ).toMatch(
-      /spec\.responseHeaders\.add\[Content-Security-Policy\]: Too long: may not be (longer|more) than 1024/,
-    );
+    ).toContain('spec.responseHeaders.add.Content-Security-Policy: Too long: may not be more than 1024');
   });
 
   it('a route with more than one login module enabled', async () => {

@@ -86,6 +86,55 @@ describe('tunnelStates', () => {
       {},
     ],
     [
+      "a route or a weighted backend naming a tunnel group's backend by its id counts its tunnels",
+      {
+        HTTPSEdgeRoute: [
+          o('by-id', {
+            edgeRef: { name: 'app' },
+            matchType: 'path_prefix',
+            match: '/',
+            backend: { backendID: 'bkdtg_elsewhere' },
+          }),
+        ],
+        WeightedBackend: [o('w', { backends: [{ backendID: 'bkdtg_elsewhere', weight: 1 }] })],
+      },
+      [tunnel('t1', ['bkdtg_elsewhere'])],
+      { 'HTTPSEdgeRoute/team/by-id': 1, 'WeightedBackend/team/w': 1 },
+    ],
+    [
+      "an id of the cluster's own backend is followed like a reference",
+      {
+        TunnelGroupBackend: [tgbA],
+        TCPEdge: [o('tcp', { backend: { backendID: 'bkdtg_a' } })],
+        WeightedBackend: [
+          o('w', { backends: [{ backendID: 'bkdwd_split', weight: 1 }] }),
+          { ...split, status: { id: 'bkdwd_split' } },
+        ],
+      },
+      [tunnel('t1', ['bkdtg_a'])],
+      {
+        'TunnelGroupBackend/team/a': 1,
+        'TCPEdge/team/tcp': 1,
+        'WeightedBackend/team/w': 1,
+        'WeightedBackend/team/split': 1,
+      },
+    ],
+    [
+      "a backend of nothing the cluster holds that is no tunnel group (an HTTP response backend, another account's weighted one) gets no state: neither zero nor an alert",
+      {
+        HTTPSEdgeRoute: [
+          o('static', {
+            edgeRef: { name: 'app' },
+            matchType: 'path_prefix',
+            match: '/',
+            backend: { backendID: 'bkdhr_teapot' },
+          }),
+        ],
+      },
+      [tunnel('t1', ['bkdtg_a'])],
+      {},
+    ],
+    [
       'a reference to a missing backend counts nothing',
       { WeightedBackend: [split] },
       [tunnel('t1', ['bkdtg_a'])],

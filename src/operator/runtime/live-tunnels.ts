@@ -4,6 +4,7 @@
 // with agents) and an Event when it drops to zero or comes back. Status is written only when
 // what it shows changes. Deciding is `tunnelStates` (pure); writing is `LiveTunnels.apply`.
 import type { Logger } from 'pino';
+import { ID_PREFIX } from '../../api/limits.ts';
 import type { AnyBinding } from './binding.ts';
 import type { Condition } from './conditions.ts';
 import { managedResource } from './constants.ts';
@@ -31,6 +32,19 @@ const SHOWN = 10;
 /** An object by kind, namespace and name (`Kind/namespace/name`). */
 const refOf = (kind: string, ns: string | undefined, name: string) => `${kind}/${ns ?? ''}/${name}`;
 
+/** Backend ids a spec names as they are (`backendID`, a weighted backend's `backendID`s). */
+function backendIdsIn(spec: unknown): string[] {
+  const out: string[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (/^bkd[a-z]*_[A-Za-z0-9]+$/.test(v)) out.push(v);
+    } else if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  walk(spec);
+  return out;
+}
+
 /**
  * What each object of a kind that tunnels serve should show: 'serves' kinds count the tunnels
  * whose backends name their remote id; 'through' kinds add up the objects they reference that
@@ -45,7 +59,15 @@ export function tunnelStates(kinds: ObjectsByKind, tunnels: OnlineTunnel[]): Map
     if (binding.tunnels)
       for (const obj of list)
         objects.set(refOf(binding.kind, obj.metadata.namespace, obj.metadata.name), { binding, obj });
+  // objects by the remote id they hold: a spec may name another object's resource by its id
+  const byId = new Map<string, string>();
+  for (const [key, { obj }] of objects) {
+    const id = (obj.status as { id?: string } | undefined)?.id;
+    if (id) byId.set(id, key);
+  }
   const out = new Map<string, TunnelsOnline>();
+  /** What cannot be counted here: a backend named by the id of nothing in the cluster, not a tunnel group. */
+  const unknown = new Set<string>();
   // every tunnel, not just the few status shows: whoever references the object adds them up
   const all = new Map<string, OnlineTunnel[]>();
   const visiting = new Set<string>();
@@ -61,16 +83,29 @@ export function tunnelStates(kinds: ObjectsByKind, tunnels: OnlineTunnel[]): Map
       found = id ? (byBackend.get(id) ?? []) : [];
     } else {
       const seen = new Set<string>();
-      for (const r of o.binding.references?.(o.obj.spec ?? {}) ?? []) {
-        for (const t of tunnelsOf(refOf(r.kind, o.obj.metadata.namespace, r.name)) ?? [])
+      const add = (ts: OnlineTunnel[] | undefined) => {
+        for (const t of ts ?? [])
           if (!seen.has(t.id)) {
             seen.add(t.id);
             found.push(t);
           }
+      };
+      for (const r of o.binding.references?.(o.obj.spec ?? {}) ?? [])
+        add(tunnelsOf(refOf(r.kind, o.obj.metadata.namespace, r.name)));
+      // a backend given by its id: a tunnel group's tunnels are listed by that id; an object
+      // of the cluster's is followed; anything else (another account's weighted backend, an
+      // HTTP response backend, which needs no tunnel) cannot be counted here
+      for (const id of backendIdsIn(o.obj.spec)) {
+        const held = byId.get(id);
+        if (held) add(tunnelsOf(held));
+        else if (id.startsWith(`${ID_PREFIX.tunnelGroupBackend}_`)) add(byBackend.get(id));
+        else if (!found.length) unknown.add(key);
       }
+      if (found.length) unknown.delete(key);
     }
     visiting.delete(key);
     all.set(key, found);
+    if (unknown.has(key)) return found;
     out.set(key, {
       count: found.length,
       ...(found.length
@@ -128,8 +163,10 @@ export class LiveTunnels {
       for (const obj of objects) {
         const s = states.get(refOf(binding.kind, obj.metadata.namespace, obj.metadata.name));
         if (!s) continue;
-        this.opts.gauge?.(obj.metadata.namespace!, obj.metadata.name, binding.kind, s.count);
+        // an object with nothing made yet (stalled, waiting, deleted) serves nothing yet either:
+        // its own condition says why, not an alert on its tunnels
         if (obj.metadata.deletionTimestamp || !(obj.status as { id?: string } | undefined)?.id) continue;
+        this.opts.gauge?.(obj.metadata.namespace!, obj.metadata.name, binding.kind, s.count);
         if (await this.write(binding, obj, s)) written++;
       }
     }
