@@ -9,7 +9,7 @@
 // the replacement pod may have taken it with nothing warm.
 import type { Logger } from 'pino';
 import { keyAt } from './informer.ts';
-import { isConflict, isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
+import { isConflict, isKubeNotFound, type Kube, KubeError, type KubeObject } from './kube.ts';
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
 
@@ -22,6 +22,11 @@ export interface LeaderOptions {
   leaseDurationMs?: number;
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
+  /**
+   * How long the API server may refuse the Lease (401, 403) before it is taken as missing RBAC
+   * and acquire() fails (RBAC applied with the pod settles sooner).
+   */
+  refusedForGoodMs?: number;
 }
 
 interface Lease {
@@ -36,6 +41,11 @@ interface Lease {
 }
 
 const micro = (d = new Date()) => d.toISOString().replace('Z', '000Z');
+/**
+ * Durations on a monotonic clock: a wall clock stepped back would keep a leader that should step
+ * down, one stepped forward would let a standby take a lease still renewed.
+ */
+const elapsed = () => performance.now();
 
 export class LeaderElector {
   private readonly opts: Required<LeaderOptions>;
@@ -47,6 +57,9 @@ export class LeaderElector {
     durationMs: number;
   };
   private stopped = false;
+  /** Since when the API server has refused the Lease (401, 403), and what it said. */
+  private refusedSince?: number;
+  private refusal?: string;
   /** The Lease's resourceVersion at the last attempt: where the standby's watch starts. */
   private leaseVersion?: string;
   /** The watch saw the Lease released (or deleted) since the last attempt. */
@@ -56,7 +69,13 @@ export class LeaderElector {
   isLeader = false;
 
   constructor(opts: LeaderOptions) {
-    this.opts = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
+    this.opts = {
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      refusedForGoodMs: 30_000,
+      ...opts,
+    };
   }
 
   /** Resolves once leadership is acquired; calls onLost if it is later lost. */
@@ -64,8 +83,14 @@ export class LeaderElector {
     try {
       while (!this.stopped) {
         this.released = false;
-        if (await this.tryAcquireOrRenew()) {
+        if ((await this.tryAcquireOrRenew()) === true) {
           this.isLeader = true;
+          // stopped (SIGTERM) while the acquiring request was in flight: hand the lease on at
+          // once rather than leave it to a process that is going away
+          if (this.stopped) {
+            await this.release();
+            return;
+          }
           this.opts.log.info(
             { lease: keyAt(this.opts.namespace, this.opts.name), identity: this.opts.identity },
             'became leader',
@@ -73,6 +98,12 @@ export class LeaderElector {
           void this.renewLoop(onLost);
           return;
         }
+        // refused for good (no rights on leases): a standby that waits for ever would look
+        // healthy and reconcile nothing; exiting says so where the pod's status shows it
+        if (this.refusedSince !== undefined && elapsed() - this.refusedSince > this.opts.refusedForGoodMs)
+          throw new Error(
+            `leader election: the API server refuses the Lease ${keyAt(this.opts.namespace, this.opts.name)} (${this.refusal}): the leader-election Role must allow get, create, update and watch on leases`,
+          );
         this.watchLease();
         await this.nextAttempt();
       }
@@ -97,7 +128,7 @@ export class LeaderElector {
       };
       const retry = this.opts.retryPeriodMs * (1 + Math.random() * 0.2);
       const o = this.observed;
-      const untilExpiry = o?.holder ? o.at + o.durationMs - Date.now() + 5 : Number.POSITIVE_INFINITY;
+      const untilExpiry = o?.holder ? o.at + o.durationMs - elapsed() + 5 : Number.POSITIVE_INFINITY;
       const timer = setTimeout(done, Math.max(5, Math.min(retry, untilExpiry)));
       this.wake = done;
     });
@@ -110,7 +141,7 @@ export class LeaderElector {
       this.observed.holder !== s.holderIdentity
     ) {
       const durationMs = (s.leaseDurationSeconds ?? this.opts.leaseDurationMs / 1000) * 1000;
-      this.observed = { holder: s.holderIdentity, renewTime: s.renewTime, at: Date.now(), durationMs };
+      this.observed = { holder: s.holderIdentity, renewTime: s.renewTime, at: elapsed(), durationMs };
     }
   }
 
@@ -138,7 +169,10 @@ export class LeaderElector {
               if (o.metadata?.resourceVersion) rv = o.metadata.resourceVersion;
               if (e.type === 'ERROR') rv = this.leaseVersion ?? rv; // 410: start again from the last poll's
               if (e.type === 'BOOKMARK' || e.type === 'ERROR' || o.metadata?.name !== name) return;
-              if (e.type === 'DELETED' || !o.spec?.holderIdentity) {
+              // a Lease deleted by hand is no release: its holder may be alive and recreate it
+              // at its next renewal; the lease is taken once what was seen of it expires
+              if (e.type === 'DELETED') return;
+              if (!o.spec?.holderIdentity) {
                 this.released = true;
                 this.wake?.();
               } else this.observe(o.spec);
@@ -161,14 +195,22 @@ export class LeaderElector {
   }
 
   private async renewLoop(onLost: () => void): Promise<void> {
-    let lastRenew = Date.now();
+    let lastRenew = elapsed();
     while (!this.stopped && this.isLeader) {
       await new Promise((r) => setTimeout(r, this.opts.retryPeriodMs));
       if (this.stopped) return;
-      const left = this.opts.renewDeadlineMs - (Date.now() - lastRenew);
-      if (left > 0 && (await this.tryAcquireOrRenew(AbortSignal.timeout(left)))) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew >= this.opts.renewDeadlineMs) {
+      const left = this.opts.renewDeadlineMs - (elapsed() - lastRenew);
+      const renewed = left > 0 ? await this.tryAcquireOrRenew(AbortSignal.timeout(Math.ceil(left))) : false;
+      if (renewed === true) {
+        lastRenew = elapsed();
+      } else if (renewed === 'taken') {
+        // another replica holds it (it took the lease after a hand deletion, or a clock jump):
+        // two leaders must not go on until the renew deadline
+        this.isLeader = false;
+        this.opts.log.error('lost leadership: another replica holds the lease');
+        onLost();
+        return;
+      } else if (elapsed() - lastRenew >= this.opts.renewDeadlineMs) {
         this.isLeader = false;
         this.opts.log.error('lost leadership: could not renew the lease within the renew deadline');
         onLost();
@@ -177,8 +219,11 @@ export class LeaderElector {
     }
   }
 
-  /** One attempt; `signal` gives a renewal up at the renew deadline. */
-  private async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean> {
+  /**
+   * One attempt; `signal` gives a renewal up at the renew deadline. 'taken': this replica led,
+   * and another holds the lease now.
+   */
+  private async tryAcquireOrRenew(signal?: AbortSignal): Promise<boolean | 'taken'> {
     const { kube, namespace, name, identity } = this.opts;
     const now = new Date();
     const mine = {
@@ -192,6 +237,11 @@ export class LeaderElector {
         lease = await kube.get<Lease>(LEASES, namespace, name, signal);
       } catch (e) {
         if (!isKubeNotFound(e)) throw e;
+        // deleted by hand: a holder seen renewing it lately recreates it; taken only once what
+        // was seen of it expires
+        const o = this.observed;
+        if (!this.isLeader && o?.holder && o.holder !== identity && elapsed() - o.at <= o.durationMs)
+          return false;
         await kube.create(
           LEASES,
           namespace,
@@ -204,7 +254,8 @@ export class LeaderElector {
       const s = lease.spec;
       this.observe(s);
       const held = !!s.holderIdentity && s.holderIdentity !== identity;
-      const expired = Date.now() - this.observed!.at > this.observed!.durationMs;
+      if (held && this.isLeader) return 'taken';
+      const expired = elapsed() - this.observed!.at > this.observed!.durationMs;
       if (held && !expired) return false;
       const spec =
         s.holderIdentity === identity
@@ -215,6 +266,9 @@ export class LeaderElector {
     } catch (e) {
       if (!isConflict(e))
         this.opts.log.warn({ err: (e as Error).message }, 'leader election: lease update failed');
+      const refused = e instanceof KubeError && (e.status === 401 || e.status === 403);
+      this.refusedSince = refused ? (this.refusedSince ?? elapsed()) : undefined;
+      if (refused) this.refusal = (e as Error).message;
       return false;
     }
   }
