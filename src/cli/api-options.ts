@@ -52,6 +52,8 @@ export const nonEmptyId = (v: string): string => {
   if (!v.trim()) throw new InvalidArgumentError('an id is required, not an empty string');
   // in a URL's path `.`, `..` or a slash would name another path, not this id
   if (/^\.{1,2}$/.test(v) || /[/?#]/.test(v))
-    throw new InvalidArgumentError(`"${v}" is not an id (ids hold no '/', '?' or '#', and are not '.' or '..')`);
+    throw new InvalidArgumentError(
+      `"${v}" is not an id (ids hold no '/', '?' or '#', and are not '.' or '..')`,
+    );
   return v;
 };

@@ -211,13 +211,17 @@ async function startOperator(
       });
     },
     added: (account) => accountMetrics.added(account),
-    removed: (account) => void accountMetrics.forget(account),
+    removed: (account) => {
+      void accountMetrics.forget(account);
+      for (const b of BINDINGS) metrics.observedResources.remove({ kind: b.kind, account });
+    },
     observer: (account, kind, client) => {
       const b = BINDINGS.find((x) => x.kind === kind)!;
       return kindObserver(b, {
         list: (onPage) => b.api.list(client(), {}, { priority: 'low', onPage }),
         log: log.child({ account }),
         metrics,
+        account,
         bindings: BINDINGS,
         observer: (k) => registry.observer(account, k),
         existing: (k) => registry.get(account)?.observers.get(k),
@@ -308,6 +312,7 @@ async function startOperator(
     if (!manager.isLeader) return;
     let sessions = 0;
     let online = 0;
+    let failed = false;
     const byAccount = new Map<string, OnlineTunnel[]>();
     // one account's failure or slowness does not hold the others' back
     await Promise.all(
@@ -325,12 +330,17 @@ async function startOperator(
             online += tunnels.length;
             byAccount.set(e.id, tunnels);
           } catch (err) {
+            failed = true;
             log.warn({ account: e.id, err: (err as Error).message }, 'could not poll sessions and tunnels');
           }
         }),
     );
-    metrics.sessionsOnline.set(sessions);
-    metrics.tunnelsOnline.set(online);
+    // an account that could not be polled counts as unknown, not as none online: the gauges
+    // keep the last full count rather than drop (an API outage would read as every agent gone)
+    if (!failed) {
+      metrics.sessionsOnline.set(sessions);
+      metrics.tunnelsOnline.set(online);
+    }
     // the same lists say, for every backend, route and edge, whether a tunnel serves it
     await manager
       .updateTunnels(byAccount)

@@ -1,5 +1,6 @@
 // One kind's controller as the manager runs it: its informers (one per watched namespace), its
 // bulk observer (the installation's account), its engine and its work queue.
+import { INSTALLATION } from './accounts/resolve.ts';
 import type { AnyBinding } from './binding.ts';
 import type { ObjectCache } from './cache.ts';
 import { managedResource } from './constants.ts';
@@ -50,6 +51,7 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
     list: (onPage) => b.api.list(d.api!, {}, { priority: 'low', onPage }),
     log: d.log,
     metrics: d.metrics,
+    account: INSTALLATION,
     bindings: d.bindings,
     observer: d.observerOf,
     existing: d.observerOf,

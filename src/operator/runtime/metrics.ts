@@ -159,8 +159,8 @@ function operatorMetrics(r: Registry[], buckets: number[]) {
     }),
     observedResources: new Gauge({
       name: 'edge_operator_observed_resources',
-      help: 'Remote resources of a kind in the last bulk observation',
-      labelNames: ['kind'],
+      help: 'Remote resources of a kind in the last bulk observation, by account',
+      labelNames: ['kind', 'account'],
       registers: r,
     }),
     observationSeconds: new Histogram({

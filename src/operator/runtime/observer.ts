@@ -91,6 +91,8 @@ export interface ObserverOptions {
   carriedBy?: () => Observer | undefined;
   log: Logger;
   metrics?: Metrics;
+  /** The account observed (each account's observation of a kind is a gauge series of its own). */
+  account?: string;
 }
 
 export class Observer {
@@ -175,7 +177,10 @@ export class Observer {
     this.current = { startedAt: b.startedAt, completedAt, items: b.items, byConflictKey: b.byConflictKey };
     this.failing = false;
     this.opts.metrics?.observations.inc({ kind: this.opts.kind, result: 'success' });
-    this.opts.metrics?.observedResources.set({ kind: this.opts.kind }, b.items.size);
+    this.opts.metrics?.observedResources.set(
+      { kind: this.opts.kind, account: this.opts.account ?? '' },
+      b.items.size,
+    );
     this.opts.metrics?.observationSeconds.observe(
       { kind: this.opts.kind },
       (completedAt - b.startedAt) / 1000,
@@ -190,7 +195,7 @@ export class Observer {
  */
 export function kindObserver(
   b: AnyBinding,
-  o: Pick<ObserverOptions, 'list' | 'log' | 'metrics'> & {
+  o: Pick<ObserverOptions, 'list' | 'log' | 'metrics' | 'account'> & {
     bindings: readonly AnyBinding[];
     observer: (kind: string) => Observer | undefined;
     existing: (kind: string) => Observer | undefined;
@@ -204,6 +209,7 @@ export function kindObserver(
     conflictKey: listedConflictKey(b),
     log: o.log,
     metrics: o.metrics,
+    account: o.account,
     ...(carries ? { carries: { field: carries.field, observer: () => o.existing(carries.kind) } } : {}),
     ...(carrier ? { carriedBy: () => o.observer(carrier.kind) } : {}),
   });
