@@ -61,6 +61,19 @@ const networkPolicies = (objs: KubeObject[]) =>
     .filter((o) => o.kind === 'NetworkPolicy')
     .map((o) => (o as unknown as { spec: NetworkPolicySpec }).spec);
 
+/** A client of the test control plane acting as `user` (impersonation: RBAC and admission as theirs). */
+function impersonating(user: string): Kube {
+  const target = kubeconfigTarget(kubeconfig);
+  return new Kube({
+    server: target.server,
+    context: target.context,
+    auth: async () => {
+      const a = await target.auth();
+      return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
+    },
+  });
+}
+
 /** Server-side dry run of rendered manifests (the chart's NetworkPolicy too). */
 const dryRun = (kube: Kube, objs: KubeObject[], namespace: string) =>
   apply(kube, objs, namespace, { dryRun: true });
@@ -613,16 +626,9 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
         },
         spec: { description: 'orphaned' },
       });
-      const target = kubeconfigTarget(kubeconfig);
-      const user = `system:serviceaccount:${w.ns}:${job.spec.template.spec.serviceAccountName}`;
-      const asHook = new Kube({
-        server: target.server,
-        context: target.context,
-        auth: async () => {
-          const a = await target.auth();
-          return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
-        },
-      });
+      const asHook = impersonating(
+        `system:serviceaccount:${w.ns}:${job.spec.template.spec.serviceAccountName}`,
+      );
       // the Job's own arguments and environment
       expect(arg('--policy')).toBe('Orphan');
       const running = drain(asHook, {
@@ -722,15 +728,7 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
         subjects: [{ kind: 'ServiceAccount', name: sa.metadata.name, namespace: moved }],
       });
       await w.kube.create(SECRETS, w.ns, { metadata: { name: guard }, stringData: { key: 'v' } });
-      const target = kubeconfigTarget(kubeconfig);
-      const asOperator = new Kube({
-        server: target.server,
-        context: target.context,
-        auth: async () => {
-          const a = await target.auth();
-          return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
-        },
-      });
+      const asOperator = impersonating(user);
       // a policy takes effect once the API server has loaded it: a few seconds
       let refused: KubeError | undefined;
       let last = 'v';

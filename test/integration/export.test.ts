@@ -32,16 +32,18 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-async function run(...args: string[]) {
+/** `edgectl export` against an emulator's account (this file's unless said). */
+async function runOn(on: Harness, ...args: string[]) {
   const io = capturedIO({ sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
   // the emulator here has no limit: the export need not keep to the default 120 a minute
   const code = await runCli(
-    ['export', '--api-url', h.emu.url, '--api-key', h.emu.apiKey, '--api-rate-limit', '100000', ...args],
+    ['export', '--api-url', on.emu.url, '--api-key', on.emu.apiKey, '--api-rate-limit', '100000', ...args],
     io,
   );
   const out = io.outText();
   return { code, out, err: io.errText(), docs: parseAllDocuments(out).map((d) => d.toJS() as KubeObject) };
 }
+const run = (...args: string[]) => runOn(h, ...args);
 
 /** Every remote resource of the account, by id. */
 async function remotes(): Promise<Map<string, RemoteBase>> {
@@ -352,27 +354,7 @@ describe('edgectl export --owned-by', () => {
   });
   afterAll(() => lost?.close());
 
-  const exportLost = async (...args: string[]) => {
-    const io = capturedIO({ sleep: (ms) => new Promise((r) => setTimeout(r, ms)) });
-    const code = await runCli(
-      [
-        'export',
-        '--api-url',
-        lost.emu.url,
-        '--api-key',
-        lost.emu.apiKey,
-        '--api-rate-limit',
-        '100000',
-        ...args,
-      ],
-      io,
-    );
-    return {
-      code,
-      err: io.errText(),
-      docs: parseAllDocuments(io.outText()).map((d) => d.toJS() as KubeObject),
-    };
-  };
+  const exportLost = (...args: string[]) => runOn(lost, ...args);
   const place = (o: KubeObject) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
 
   it("writes that installation's objects back under their own kinds, namespaces and names", async () => {

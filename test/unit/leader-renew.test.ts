@@ -7,7 +7,7 @@ import pino from 'pino';
 import { Agent } from 'undici';
 import { afterEach, expect, it } from 'vitest';
 import { Kube } from '../../src/operator/runtime/kube.ts';
-import { LeaderElector } from '../../src/operator/runtime/leader.ts';
+import { LeaderElector, type LeaderOptions } from '../../src/operator/runtime/leader.ts';
 
 let server: Server | undefined;
 let elector: LeaderElector | undefined;
@@ -63,18 +63,23 @@ async function leaseServer() {
   return { state, kube };
 }
 
-it('a leader whose renewals hang steps down at the renew deadline, not when the request gives up', async () => {
-  const { state, kube } = await leaseServer();
-  elector = new LeaderElector({
+/** An elector on the Lease `ns/op`, with short timings: 3 s lease, 1 s renew deadline. */
+const elect = (kube: Kube, identity: string, o: Partial<LeaderOptions> = {}) =>
+  new LeaderElector({
     kube,
     namespace: 'ns',
     name: 'op',
-    identity: 'a',
+    identity,
     log: pino({ level: 'silent' }),
     leaseDurationMs: 3000,
     renewDeadlineMs: 1000,
     retryPeriodMs: 200,
+    ...o,
   });
+
+it('a leader whose renewals hang steps down at the renew deadline, not when the request gives up', async () => {
+  const { state, kube } = await leaseServer();
+  elector = elect(kube, 'a');
   let lostAt: number | undefined;
   await elector.acquire(() => (lostAt = Date.now()));
   expect(elector.isLeader).toBe(true);
@@ -90,24 +95,12 @@ it('a leader whose renewals hang steps down at the renew deadline, not when the 
   expect(elector.isLeader).toBe(false);
 });
 
-const elect = (kube: Kube, identity: string, retryPeriodMs = 200) =>
-  new LeaderElector({
-    kube,
-    namespace: 'ns',
-    name: 'op',
-    identity,
-    log: pino({ level: 'silent' }),
-    leaseDurationMs: 3000,
-    renewDeadlineMs: 1000,
-    retryPeriodMs,
-  });
-
 it('a Lease deleted by hand: the live leader recreates it and the standby does not lead beside it', async () => {
   const { state, kube } = await leaseServer();
   // the leader renews every 400 ms, the standby looks every 50 ms: it finds the Lease gone first
-  elector = elect(kube, 'a', 400);
+  elector = elect(kube, 'a', { retryPeriodMs: 400 });
   await elector.acquire(() => {});
-  const standby = elect(kube, 'b', 50);
+  const standby = elect(kube, 'b', { retryPeriodMs: 50 });
   let bLeads = false;
   void standby.acquire(() => {}).then(() => (bLeads = standby.isLeader));
   await new Promise((r) => setTimeout(r, 500)); // b has seen a renewing
@@ -155,15 +148,7 @@ it('a replica stopped (SIGTERM) while its taking of the lease is in flight hands
 it('a replica the API server refuses the Lease (no RBAC on leases) fails, naming the Role, instead of standing by for ever', async () => {
   const { state, kube } = await leaseServer();
   state.forbidden = true;
-  elector = new LeaderElector({
-    kube,
-    namespace: 'ns',
-    name: 'op',
-    identity: 'a',
-    log: pino({ level: 'silent' }),
-    retryPeriodMs: 50,
-    refusedForGoodMs: 300,
-  });
+  elector = elect(kube, 'a', { retryPeriodMs: 50, refusedForGoodMs: 300 });
   await expect(elector.acquire(() => {})).rejects.toThrow(
     /refuses the Lease ns\/op .*the leader-election Role must allow get, create, update and watch on leases/,
   );
