@@ -322,11 +322,13 @@ export class Informer {
           await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 1000)));
           continue;
         }
+        // a namespace refused is said once (forbidden); any other failure each time
         if (this.forbidden(err)) rv = undefined;
-        this.opts.log.warn(
-          { resource: this.opts.resource.plural, err: (err as Error).message },
-          'watch failed; restarting',
-        );
+        else
+          this.opts.log.warn(
+            { resource: this.opts.resource.plural, err: (err as Error).message },
+            'watch failed; restarting',
+          );
         const wait = Math.floor(Math.random() * backoff);
         backoff = Math.min(this.opts.maxBackoffMs, backoff * 2);
         await new Promise((r) => setTimeout(r, wait));
