@@ -135,6 +135,15 @@ describe('tunnelStates', () => {
       {},
     ],
     [
+      "another namespace's backend named by its id is not followed: its tunnels are that tenant's to see",
+      {
+        TunnelGroupBackend: [{ ...tgbA, metadata: { name: 'a', namespace: 'other-team' } }],
+        TCPEdge: [o('peek', { backend: { backendID: 'bkdtg_a' } }, 'edgtcp_1')],
+      },
+      [tunnel('t1', ['bkdtg_a'])],
+      { 'TunnelGroupBackend/other-team/a': 1 },
+    ],
+    [
       'a reference to a missing backend counts nothing',
       { WeightedBackend: [split] },
       [tunnel('t1', ['bkdtg_a'])],

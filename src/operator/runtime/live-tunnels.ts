@@ -92,13 +92,15 @@ export function tunnelStates(kinds: ObjectsByKind, tunnels: OnlineTunnel[]): Map
       };
       for (const r of o.binding.references?.(o.obj.spec ?? {}) ?? [])
         add(tunnelsOf(refOf(r.kind, o.obj.metadata.namespace, r.name)));
-      // a backend given by its id: a tunnel group's tunnels are listed by that id; an object
-      // of the cluster's is followed; anything else (another account's weighted backend, an
-      // HTTP response backend, which needs no tunnel) cannot be counted here
+      // a backend given by its id: an object of this namespace's is followed; a tunnel group
+      // no object manages has its tunnels listed by that id; anything else cannot be counted
+      // here (another namespace's backend: its tunnels are that tenant's to see; another
+      // account's weighted backend; an HTTP response backend, which needs no tunnel)
+      const ns = o.obj.metadata.namespace ?? '';
       for (const id of backendIdsIn(o.obj.spec)) {
         const held = byId.get(id);
-        if (held) add(tunnelsOf(held));
-        else if (id.startsWith(`${ID_PREFIX.tunnelGroupBackend}_`)) add(byBackend.get(id));
+        if (held && objects.get(held)?.obj.metadata.namespace === ns) add(tunnelsOf(held));
+        else if (!held && id.startsWith(`${ID_PREFIX.tunnelGroupBackend}_`)) add(byBackend.get(id));
         else if (!found.length) unknown.add(key);
       }
       if (found.length) unknown.delete(key);
