@@ -3,11 +3,11 @@
 // for the kill): the start-up reads wait for an API server out of reach, and the process must
 // still exit at once.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { scratchDir } from '../support/scratch.ts';
+import { unreachableKubeconfig } from '../support/scratch.ts';
 
 /** Why PID namespaces cannot be made here (not root, no unshare), or undefined. */
 function noPidNamespace(): string | undefined {
@@ -41,16 +41,7 @@ function childOf(pid: number): number | undefined {
 it.skipIf(!!skip)(
   'a SIGTERM while it waits for an API server out of reach ends it at once, as PID 1',
   async () => {
-    const dir = scratchDir('signals-');
-    const kubeconfig = join(dir, 'config');
-    writeFileSync(
-      kubeconfig,
-      `clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-users: [{name: u, user: {token: t}}]
-current-context: x
-`,
-    );
+    const kubeconfig = unreachableKubeconfig('signals-');
     child = spawn(
       'unshare',
       [

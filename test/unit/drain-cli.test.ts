@@ -1,12 +1,9 @@
-// edgectl drain refuses bad arguments with one line and exit 2, before any cluster is touched.
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EXIT } from '../../src/cli/io.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { accountOfObject, parseDeploymentRef } from '../../src/operator/drain.ts';
 import { capturedIO } from '../support/cli-io.ts';
+import { unreachableKubeconfig } from '../support/scratch.ts';
 
 async function drain(
   args: string[],
@@ -79,18 +76,7 @@ describe('edgectl drain --account', () => {
 describe('edgectl drain with the API server out of reach', () => {
   it('tries again until --timeout, then gives up with one line naming what failed and exit 1', async () => {
     // port 1 on loopback: nothing listens, every connection is refused at once
-    const kubeconfig = join(tmpdir(), `drain-unreachable-${process.pid}.yaml`);
-    writeFileSync(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
-        'users: [{name: u, user: {token: t}}]',
-        'contexts: [{name: c, context: {cluster: c, user: u}}]',
-        'current-context: c',
-      ].join('\n'),
-    );
+    const kubeconfig = unreachableKubeconfig('drain-');
     const t0 = Date.now();
     const r = await drain(['--policy', 'Retain', '--timeout', '1'], kubeconfig);
     expect(r.code).toBe(EXIT.failed);

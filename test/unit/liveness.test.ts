@@ -1,10 +1,3 @@
-// /healthz tells the kubelet the truth: it fails once the watches have made no progress for
-// twice the idle watchdog (the API server unreachable, reconnects failing), and passes while
-// watches reconnect normally. The dead API server is a real client against a closed port;
-// the healthy one is a stand-in whose watches go idle on cue. The probes are real HTTP.
-
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import pino from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
@@ -15,7 +8,7 @@ import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.t
 import { Manager } from '../../src/operator/runtime/manager.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { ProbeServer } from '../../src/operator/runtime/probes.ts';
-import { scratchDir } from '../support/scratch.ts';
+import { unreachableKubeconfig } from '../support/scratch.ts';
 
 const IDLE_MS = 150;
 
@@ -44,17 +37,7 @@ const healthyKube = {
 };
 /** An API server that went away: a real client against a port where nothing listens. */
 function deadKube(): Kube {
-  const dir = scratchDir('kc-');
-  const file = join(dir, 'config');
-  writeFileSync(
-    file,
-    `clusters: [{name: c, cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}}]
-contexts: [{name: x, context: {cluster: c, user: u}}]
-users: [{name: u, user: {token: t}}]
-current-context: x
-`,
-  );
-  return new Kube(kubeconfigTarget(file));
+  return new Kube(kubeconfigTarget(unreachableKubeconfig()));
 }
 
 let stop: (() => Promise<void>) | undefined;
