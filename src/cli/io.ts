@@ -43,11 +43,12 @@ export class CliError extends Error {
   }
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it replaces
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
 /**
  * Text from the API or an agent, made safe for a terminal: control characters (an escape
  * sequence that sets the title or clears the screen, a newline that forges a row or a line)
  * are shown as escapes instead of acted on.
  */
-export const printable = (s: string): string =>
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are what it replaces
-  s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+export const printable = (s: string | undefined): string =>
+  String(s ?? '').replace(CONTROL, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);

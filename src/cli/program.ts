@@ -35,7 +35,8 @@ export async function runProgram(p: Command, argv: string[], io: CliIO): Promise
       if (err.message) io.err(`error: ${printable(err.message)}\n`);
       return err.code;
     }
-    io.err(`error: ${printable((err as Error).message)}\n`);
+    // whatever was thrown (a string, an object without a message) is still one line
+    io.err(`error: ${printable((err as Error)?.message ?? String(err))}\n`);
     return EXIT.failed;
   }
 }
