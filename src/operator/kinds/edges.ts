@@ -8,6 +8,7 @@ import type {
 import { compact, crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel } from './crd-schema.ts';
 import {
+  backendIdsOf,
   backendModule,
   edgeModule,
   Hostports,
@@ -80,6 +81,7 @@ export const TCPEdge = defineBinding<z.infer<typeof TCPSpec>, TRemote, Hosts>({
   plural: 'tcpedges',
   shortNames: ['edgetcp'],
   tunnels: 'through',
+  tunnelIds: backendIdsOf,
   description: 'A TCP edge: hostports and the backend that serves them.',
   spec: TCPSpec,
   ...edgeBase,
@@ -115,6 +117,7 @@ export const TLSEdge = defineBinding<z.infer<typeof TLSSpec>, LRemote, Hosts>({
   plural: 'tlsedges',
   shortNames: ['edgetls'],
   tunnels: 'through',
+  tunnelIds: backendIdsOf,
   description: 'A TLS edge: hostports, mutual TLS, TLS termination and a backend.',
   spec: TLSSpec,
   ...edgeBase,

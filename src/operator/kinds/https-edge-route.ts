@@ -23,7 +23,7 @@ import {
 import { compact, defineBinding, type ModuleBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
 import { camel, kindSpec, type ModuleOf, moduleOf, noSecrets, type Plan } from './derive.ts';
-import { backendModule, policyChoice, refOrIDChoice } from './shared-fields.ts';
+import { backendIdsOf, backendModule, policyChoice, refOrIDChoice } from './shared-fields.ts';
 
 // Bounds (BODY_BUDGET in derive.ts): a route's largest create body holds every module at once,
 // its free text at up to 6 bytes a character in JSON: match 12 KB, two header modules 36 KB
@@ -208,6 +208,7 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
   shortNames: ['edgeroute'],
   partOf: 'HTTPSEdge',
   tunnels: 'through',
+  tunnelIds: backendIdsOf,
   description:
     'A route of an HTTPS edge and its modules (backend, IP restriction, circuit breaker, headers, webhook verification, OAuth, SAML, OIDC...).',
   spec: Spec,

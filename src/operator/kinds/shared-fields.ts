@@ -1,7 +1,7 @@
 // CRD fields shared by several kinds: references that stand for ids (backends, IP
 // policies), the modules edges share, hostports, and edge module bindings.
 import { z } from 'zod';
-import type { IdKind } from '../../api/limits.ts';
+import { ID_PREFIX, type IdKind } from '../../api/limits.ts';
 import { idRule } from '../../api/rules.ts';
 import { TCPEdgeCreate, TCPEdgeUpdate } from '../../api/schemas/edges.ts';
 import {
@@ -11,6 +11,7 @@ import {
   TLSTerminationModuleIn,
 } from '../../api/schemas/modules.ts';
 import { type ExportContext, type ModuleBinding, refOrID } from '../runtime/binding.ts';
+import { rawIds } from '../runtime/engine/resolve.ts';
 import { doc, exactlyOne, immutable, localRef, noRepeats, ruled } from './crd-schema.ts';
 import { kindSpec, moduleOf, type Replacement } from './derive.ts';
 
@@ -28,6 +29,16 @@ export const BackendID = ruled(
   idRule('tunnelGroupBackend', 'weightedBackend', 'httpResponseBackend'),
   'backendID',
 );
+
+/**
+ * The backends a spec names by id (`backendID`, at any depth: a module's, a weighted backend's
+ * children), for the online tunnels (`Binding.tunnelIds`): a tunnel group backend's tunnels are
+ * listed by its id.
+ */
+export const backendIdsOf = (spec: unknown): { id: string; listed: boolean }[] =>
+  rawIds(spec, 'spec')
+    .filter((x) => x.path.endsWith('.backendID'))
+    .map(({ id }) => ({ id, listed: id.startsWith(`${ID_PREFIX.tunnelGroupBackend}_`) }));
 
 /** A backend id as a reference to the exported backend (of either kind), else the id. */
 export const backendRefOrID = (x: ExportContext, id: string) => {

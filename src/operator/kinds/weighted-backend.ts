@@ -3,7 +3,7 @@ import { type WeightedBackend as Remote, Weight } from '../../api/schemas/backen
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
 import { crdOf } from './derive.ts';
-import { BackendID, BackendRef, backendRefOrID } from './shared-fields.ts';
+import { BackendID, BackendRef, backendIdsOf, backendRefOrID } from './shared-fields.ts';
 
 const Entry = cel(
   z.object({
@@ -26,6 +26,7 @@ export const WeightedBackend = defineBinding<Spec, Remote, { backends: Record<st
   plural: 'weightedbackends',
   shortNames: ['wb'],
   tunnels: 'through',
+  tunnelIds: backendIdsOf,
   description: 'A backend that spreads traffic over other backends by weight.',
   spec: Spec,
   status: z.object({

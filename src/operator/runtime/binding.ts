@@ -93,6 +93,12 @@ export interface Binding<
    * referenced objects' (a weighted backend's children, a route's or an edge's backend).
    */
   tunnels?: 'serves' | 'through';
+  /**
+   * The backends a 'through' kind names by id rather than by reference: `listed` when the API
+   * lists the tunnels serving that id (a tunnel group backend); any other is counted only
+   * through an object of the namespace that holds it.
+   */
+  tunnelIds?(spec: Spec): { id: string; listed: boolean }[];
   references?(spec: Spec): Reference[];
   /**
    * The kind of the object this one belongs to, through one of its references (a route's

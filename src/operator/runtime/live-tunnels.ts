@@ -4,7 +4,6 @@
 // with agents) and an Event when it drops to zero or comes back. Status is written only when
 // what it shows changes. Deciding is `tunnelStates` (pure); writing is `LiveTunnels.apply`.
 import type { Logger } from 'pino';
-import { ID_PREFIX } from '../../api/limits.ts';
 import type { AnyBinding } from './binding.ts';
 import type { Condition } from './conditions.ts';
 import { managedResource } from './constants.ts';
@@ -31,19 +30,6 @@ export type ObjectsByKind = { binding: AnyBinding; objects: KubeObject[] }[];
 const SHOWN = 10;
 /** An object by kind, namespace and name (`Kind/namespace/name`). */
 const refOf = (kind: string, ns: string | undefined, name: string) => `${kind}/${ns ?? ''}/${name}`;
-
-/** Backend ids a spec names as they are (`backendID`, a weighted backend's `backendID`s). */
-function backendIdsIn(spec: unknown): string[] {
-  const out: string[] = [];
-  const walk = (v: unknown): void => {
-    if (typeof v === 'string') {
-      if (/^bkd[a-z]*_[A-Za-z0-9]+$/.test(v)) out.push(v);
-    } else if (Array.isArray(v)) v.forEach(walk);
-    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
-  };
-  walk(spec);
-  return out;
-}
 
 /**
  * What each object of a kind that tunnels serve should show: 'serves' kinds count the tunnels
@@ -97,10 +83,10 @@ export function tunnelStates(kinds: ObjectsByKind, tunnels: OnlineTunnel[]): Map
       // here (another namespace's backend: its tunnels are that tenant's to see; another
       // account's weighted backend; an HTTP response backend, which needs no tunnel)
       const ns = o.obj.metadata.namespace ?? '';
-      for (const id of backendIdsIn(o.obj.spec)) {
+      for (const { id, listed } of o.binding.tunnelIds?.(o.obj.spec ?? {}) ?? []) {
         const held = byId.get(id);
         if (held && objects.get(held)?.obj.metadata.namespace === ns) add(tunnelsOf(held));
-        else if (!held && id.startsWith(`${ID_PREFIX.tunnelGroupBackend}_`)) add(byBackend.get(id));
+        else if (!held && listed) add(byBackend.get(id));
         else if (!found.length) unknown.add(key);
       }
       if (found.length) unknown.delete(key);
