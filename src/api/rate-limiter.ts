@@ -99,18 +99,6 @@ export class RateLimiter {
     });
   }
 
-  /**
-   * The API answered 429: its budget for the account is spent, whoever spent it (another
-   * cluster on the same account, another client of the same key). Nobody is served until then,
-   * and the bucket starts empty, rather than each caller learning it from a 429 of its own.
-   */
-  holdFor(ms: number): void {
-    if (!Number.isFinite(this.perMinute) || !(ms > 0)) return;
-    this.heldUntil = Math.max(this.heldUntil, this.now() + ms);
-    this.tokens = Math.min(this.tokens, 0);
-  }
-  private heldUntil = -Infinity;
-
   /** A waiting caller's cell was raised: serve it by its new priority. */
   reprioritized(): void {
     // the waiters are as many as the workers at most: a scan is cheap
@@ -150,11 +138,6 @@ export class RateLimiter {
     try {
       while (this.waiters.size) {
         const now = this.now();
-        if (now < this.heldUntil) {
-          await this.sleep(this.heldUntil - now);
-          this.last = Math.max(this.last, this.heldUntil);
-          continue;
-        }
         this.tokens = Math.min(this.capacity, this.tokens + Math.max(0, now - this.last) * this.ratePerMs);
         this.last = now;
         if (this.tokens < 1) {

@@ -352,8 +352,6 @@ export class Transport {
           ? this.redacted(parsed as ApiErrorBody)
           : undefined;
       const retryAfterMs = parseRetryAfter(res.headers['retry-after']);
-      // the account's budget is spent for every caller of this client, not only this one
-      if (res.statusCode === 429) this.limiter.holdFor(Math.min(retryAfterMs ?? 1000, this.maxRetryAfterMs));
       const error = new ApiError({
         status: res.statusCode,
         operation: spec.operation,
