@@ -103,11 +103,12 @@ export class FairQueue<T> {
    * highest, unless high's share is due) or else the next that has one (only `urgent` with
    * `onlyUrgent`), and that `okItem` accepts: the first such of its flow.
    * Skips only the flows refused (those already being served: as many as the workers at most)
-   * and the items refused (those of an account holding as many workers as it may).
+   * and the items refused (those of an account holding as many workers as it may, or whose
+   * budget has callers enough waiting).
    */
   shiftWhere(
     ok: (flow: string) => boolean,
-    okItem?: (item: T) => boolean,
+    okItem?: (item: T, priority: Priority) => boolean,
     onlyUrgent = false,
   ): [T, Priority] | undefined {
     const order = onlyUrgent
@@ -126,7 +127,7 @@ export class FairQueue<T> {
           // rest are taken to be too, so a backlog of thousands is not walked at every turn
           let refused = 0;
           for (const i of items) {
-            if (okItem(i)) {
+            if (okItem(i, priority)) {
               item = i;
               break;
             }

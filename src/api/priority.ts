@@ -18,6 +18,11 @@ export const PRIORITY_RANK: Record<Priority, number> = { urgent: 0, high: 1, low
 export interface PriorityCell {
   priority: Priority;
   flow?: string;
+  /**
+   * Told when one of its calls has to wait for the budget: the work need not hold a worker
+   * while it waits (the worker may take other work meanwhile).
+   */
+  onWait?: () => void;
 }
 
 const context = new AsyncLocalStorage<PriorityCell>();

@@ -7,8 +7,11 @@
 // Callers wait in a FairQueue: by priority, and within one the namespaces take turns, so one
 // namespace's bulk apply does not hold another namespace's single change; urgent callers do not
 // hold creates for ever either (they keep a share: see FairQueue).
+// Callers need not all wait here: a work queue asks `backedUp` and keeps an account's further
+// work to itself while enough of it waits here to use the budget for a moment (MOMENT_MS), and
+// is told (`onRoom`) when a caller is served.
 import { FairQueue } from './fair-queue.ts';
-import { currentCell, type Priority, type PriorityCell } from './priority.ts';
+import { currentCell, PRIORITIES, type Priority, type PriorityCell } from './priority.ts';
 
 export interface RateLimiterOptions {
   /** Requests per minute the account allows; Infinity disables the limiter. */
@@ -24,6 +27,9 @@ export interface RateLimiterOptions {
 }
 
 export type { Priority, PriorityCell } from './priority.ts';
+
+/** How much of the budget's time the callers waiting at once may fill (see backedUp). */
+export const MOMENT_MS = 2_000;
 export { PRIORITIES, PRIORITY_RANK, withPriority } from './priority.ts';
 
 interface Waiter {
@@ -45,6 +51,10 @@ export class RateLimiter {
   private readonly maxLowWaitMs: number;
   /** Told of each caller served (settable after construction: the metrics come later). */
   onServed?: (priority: Priority, waitedMs: number) => void;
+  /** Told after each caller served (a work queue holding work back for this budget looks again). */
+  onRoom?: () => void;
+  /** Callers that may wait at once before the budget counts as backed up: what it serves in MOMENT_MS, at least one. */
+  readonly room: number;
   /** Total milliseconds callers waited; exported as a metric. */
   waitedMs = 0;
   /** The same, by priority (the priority a caller had when it was served). */
@@ -61,6 +71,7 @@ export class RateLimiter {
     this.ratePerMs = finite
       ? (this.capacity === 1 ? opts.perMinute * 0.98 : opts.perMinute - this.capacity) / 60_000
       : Infinity;
+    this.room = finite ? Math.max(1, Math.round(this.ratePerMs * MOMENT_MS)) : Infinity;
     this.tokens = this.capacity;
     // a monotonic clock: the wall clock stepped back an hour would hold every call an hour
     this.now = opts.now ?? (() => performance.now());
@@ -83,6 +94,21 @@ export class RateLimiter {
   }
 
   /**
+   * Whether callers at this priority or above already wait as many as the budget serves in
+   * MOMENT_MS: another such caller would only wait longer, holding whatever it holds (a worker,
+   * an object's state read before its turn came), so work not begun yet is better kept back.
+   */
+  backedUp(priority: Priority): boolean {
+    if (!Number.isFinite(this.perMinute)) return false;
+    let n = 0;
+    for (const p of PRIORITIES) {
+      n += this.waiters.count(p);
+      if (p === priority) break;
+    }
+    return n >= this.room;
+  }
+
+  /**
    * Resolves when a request may be sent. Urgent callers are served first (but a high one
    * after every URGENT_TURNS urgent while both wait), then high, then low (but one low caller
    * that waited maxLowWaitMs goes next, once per maxLowWaitMs): a user's edit waits for one
@@ -94,8 +120,19 @@ export class RateLimiter {
     const current = currentCell();
     const cell = priority ? { priority, flow: current?.flow } : (current ?? { priority: 'high' as const });
     return new Promise((release) => {
-      this.waiters.push({ release, since: this.now(), cell }, cell.priority, cell.flow ?? '');
+      let served = false;
+      const w = {
+        release: () => {
+          served = true;
+          release();
+        },
+        since: this.now(),
+        cell,
+      };
+      this.waiters.push(w, cell.priority, cell.flow ?? '');
       void this.pump();
+      // not served at once: the work it belongs to waits for the budget
+      if (!served) current?.onWait?.();
     });
   }
 
@@ -151,6 +188,7 @@ export class RateLimiter {
         this.waitedByPriority[w.cell.priority] += waited;
         this.onServed?.(w.cell.priority, waited);
         w.release();
+        this.onRoom?.();
       }
     } finally {
       this.pumping = false;

@@ -112,12 +112,8 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     );
   };
 
-  beforeAll(async () => {
-    w = await world('hung', { accounts: { a: KEY_A, b: KEY_B, c: KEY_C } });
-    proxy = hangingProxy(w.emu.url);
-    await proxy.listen();
-    for (const ns of [nsT, nsU]) await w.kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
-    op = await startOperator(w.emu, w.ns, [
+  const start = () =>
+    startOperator(w.emu, w.ns, [
       '--namespaces',
       `${nsT},${nsU}`,
       '--instance',
@@ -133,6 +129,13 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
       '--drain-timeout',
       '1s',
     ]);
+
+  beforeAll(async () => {
+    w = await world('hung', { accounts: { a: KEY_A, b: KEY_B, c: KEY_C } });
+    proxy = hangingProxy(w.emu.url);
+    await proxy.listen();
+    for (const ns of [nsT, nsU]) await w.kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
+    op = await start();
     // team T's own account (A) behind the proxy; B shared by T and U from the operator's namespace
     await defaultAccount(nsT, 'key-a', KEY_A, proxy.p.url);
     await defaultAccount(nsT, 'key-a2', KEY_A, proxy.p.url, 'second');
@@ -230,4 +233,18 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
     expect(Date.now() - t0).toBeLessThan(10_000);
     expect(op.logs.some((l) => l.includes('drain deadline passed'))).toBe(true);
   }, 30_000);
+
+  it('restarted while account A’s API hangs, account B’s objects are Ready at once', async () => {
+    // account A's first check, a request the hung API holds, holds A's objects only
+    op = await start();
+    const started = Date.now();
+    const names = [nsT, nsU].map((ns) => [ns, 'b-after-restart'] as const);
+    for (const [ns, n] of names) await w.kube.create(P, ns, mine(obj('IPPolicy', ns, n, onB)));
+    await waitFor(
+      'account B’s new objects Ready',
+      async () => (await Promise.all(names.map(([ns, n]) => isReady(ns, n)))).every(Boolean),
+      30_000,
+    );
+    expect(Date.now() - started).toBeLessThan((API_TIMEOUT_S * 1000) / 4);
+  }, 60_000);
 });

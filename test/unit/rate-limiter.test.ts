@@ -139,6 +139,45 @@ describe('rate limiter', () => {
     await Promise.all(lows);
   });
 
+  it('counts as backed up, by priority, once callers wait as many as it serves in two seconds', async () => {
+    const clock = { now: () => 0, sleep: () => new Promise<void>(() => {}) }; // time stands still
+    expect(new RateLimiter({ perMinute: 1, ...clock }).room).toBe(1);
+    expect(new RateLimiter({ perMinute: 120, ...clock }).room).toBe(4);
+    const limiter = new RateLimiter({ perMinute: 60, ...clock });
+    expect(limiter.room).toBe(2);
+    await limiter.take('high');
+    await limiter.take('high'); // the burst
+    void limiter.take('low');
+    void limiter.take('low');
+    // two lists wait: more observation is kept back, a create or an edit is not
+    expect([limiter.backedUp('low'), limiter.backedUp('high'), limiter.backedUp('urgent')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    void limiter.take('high');
+    void limiter.take('high');
+    expect([limiter.backedUp('high'), limiter.backedUp('urgent')]).toEqual([true, false]);
+    expect(new RateLimiter({ perMinute: Infinity }).backedUp('low')).toBe(false);
+  });
+
+  it('tells the work a caller belongs to when it has to wait, and whoever asks when one is served', async () => {
+    const clock = fakeClock();
+    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...clock });
+    let rooms = 0;
+    limiter.onRoom = () => rooms++;
+    const waits: string[] = [];
+    const cell = (name: string) => ({ priority: 'high' as Priority, onWait: () => waits.push(name) });
+    await withPriority(cell('first'), () => limiter.take()); // the token there was
+    expect(waits).toEqual([]);
+    await Promise.all([
+      withPriority(cell('second'), () => limiter.take()),
+      withPriority(cell('third'), () => limiter.take()),
+    ]);
+    expect(waits).toEqual(['second', 'third']);
+    expect(rooms).toBe(3);
+  });
+
   it('does nothing when disabled', async () => {
     const bucket = new RateLimiter({ perMinute: Infinity });
     for (let i = 0; i < 1000; i++) await bucket.take();

@@ -187,6 +187,46 @@ describe('work queue', () => {
     expect([again, q.pressing, q.length]).toEqual(['a', 0, 2]);
   });
 
+  describe('an account whose budget is backed up: its items not begun stay queued, holding no worker', () => {
+    // keys `ns/name`; the account is the name's first letter (s: its budget backed up)
+    const backed = new Set<string>(['s']);
+    const deferring = () =>
+      new WorkQueue<string>({
+        name: 't',
+        accountOf: (k) => k.split('/')[1]![0],
+        deferred: (k) => backed.has(k.split('/')[1]![0]!),
+      });
+    const pending = (p: Promise<string | undefined>) =>
+      Promise.race([p, new Promise<string>((r) => setTimeout(() => r('(waiting)'), 10))]);
+
+    it('skips them, keeps their place, and hands them out once kicked with room', async () => {
+      backed.add('s');
+      const q = deferring();
+      for (const k of ['t/s1', 't/s2', 't/f1', 'u/f2']) q.add(k);
+      expect([await q.get(), await q.get()]).toEqual(['t/f1', 'u/f2']);
+      const worker = q.get();
+      expect(await pending(worker)).toBe('(waiting)');
+      q.kick(); // served, but still backed up
+      expect(await pending(worker)).toBe('(waiting)');
+      backed.delete('s');
+      q.kick();
+      expect(await worker).toBe('t/s1');
+      expect(q.length).toBe(1);
+    });
+
+    it('a namespace with nothing in progress still starts one (its turn among those waiting for the budget)', async () => {
+      backed.add('s');
+      const q = deferring();
+      const newcomer = q.getNewcomer();
+      const worker = q.get();
+      q.add('t/s1');
+      expect(await newcomer).toBe('t/s1');
+      q.add('t/s2');
+      expect(await pending(worker)).toBe('(waiting)');
+      expect(await pending(q.getNewcomer())).toBe('(waiting)'); // t has one in progress
+    });
+  });
+
   describe('items in progress per account: an account whose API hangs holds a few workers at most', () => {
     // keys `ns/name`; the account is the name's first letter (a: hung, b: healthy)
     const capped = (cap: number) =>

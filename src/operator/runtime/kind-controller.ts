@@ -75,7 +75,7 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
   const queue = new WorkQueue<string>({
     name: b.kind.toLowerCase(),
     metrics: d.metrics,
-    ...d.accounts?.queueCap(cache.get),
+    ...d.accounts?.queueCap(b.kind, cache.get),
     priorityOf: (key) => {
       const obj = cache.get(key);
       return obj && priorityOf(obj, requestedReconcile(obj));

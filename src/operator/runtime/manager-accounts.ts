@@ -46,6 +46,59 @@ export class ManagerAccounts {
 
   constructor(o: ManagerAccounts['o']) {
     this.o = o;
+    o.accounts.registry.onRoom = () => this.kickAll();
+  }
+
+  /** Where the next kick starts: the kinds take turns at the room an account's budget has. */
+  private firstKind = 0;
+
+  /**
+   * What an account's objects waited for is there (room in its budget, its first check, its
+   * first lists): each kind's queue hands out what it kept back.
+   */
+  private kickAll(): void {
+    const cs = [...this.o.controllers.values()];
+    if (!cs.length) return;
+    this.firstKind = (this.firstKind + 1) % cs.length;
+    for (let i = 0; i < cs.length; i++) cs[(this.firstKind + i) % cs.length]!.queue.kick();
+  }
+
+  /** An account's first lists after a start, once it can serve (see startLists). */
+  private listFirst?: (id: string) => void;
+
+  /**
+   * After a start, each account lists the kinds its objects use (one list each, not a GET per
+   * object) as soon as it can serve: at once if it needs no check (the installation's), else once
+   * its first check is done. Only that account's objects wait for its lists (`deferred`): an
+   * account slow to serve, or whose API hangs, holds no other account's start.
+   */
+  startLists(): void {
+    const kinds = new Map<string, Set<Controller>>();
+    for (const c of this.o.controllers.values())
+      for (const i of c.informers)
+        for (const o of i.list()) {
+          const r = this.accountOf(o);
+          if (!r.ok) continue;
+          const set = kinds.get(r.id) ?? new Set<Controller>();
+          kinds.set(r.id, set.add(c));
+        }
+    this.listFirst = (id) => {
+      const cs = kinds.get(id);
+      kinds.delete(id);
+      if (!cs || !this.registry.get(id)?.usable) return;
+      const observers = [...cs].flatMap((c) => {
+        const o = this.registry.observer(id, c.binding.kind);
+        return o ? [o] : [];
+      });
+      void refreshAll(observers).finally(() => this.kickAll());
+    };
+    for (const id of [...kinds.keys()]) if (!this.ctl!.checking(id)) this.listFirst(id);
+  }
+
+  /** An account there at start has had its first check: its objects may go, after its lists. */
+  private firstChecked(id: string): void {
+    this.listFirst?.(id);
+    this.kickAll();
   }
 
   get registry(): AccountRegistry {
@@ -110,6 +163,7 @@ export class ManagerAccounts {
         c?.queue.add(key);
       },
       settled: this.o.settled,
+      firstChecked: (id) => this.firstChecked(id),
     });
     this.ctl.start();
   }
@@ -152,20 +206,37 @@ export class ManagerAccounts {
    * more than one account: an account whose API hangs (each request waits out --api-timeout)
    * never holds every worker, so the other accounts' objects, in the same namespace too, keep
    * going. With one account there is nobody to keep a worker for. A namespace's own accounts
-   * share one cap: a tenant that makes several slow accounts (hung, or at one request a
-   * minute) still holds no more workers than one would.
+   * share one cap: a tenant that makes several hung accounts still holds no more workers than
+   * one would. An account slow to serve (a low rateLimitPerMinute) holds none while its objects
+   * wait for its budget (runWorker). An object not begun stays queued (`deferred`) while its
+   * account's budget has callers enough waiting, and after a start while its account has its
+   * first check, or, if the object has a remote resource to compare, the first list of its kind.
    */
   queueCap(
+    kind: string,
     object: (key: string) => KubeObject | undefined,
-  ): Pick<QueueOptions, 'accountOf' | 'maxPerAccount'> {
+  ): Pick<QueueOptions, 'accountOf' | 'maxPerAccount' | 'deferred'> {
     const cap = Math.max(1, this.o.concurrency - 1);
+    const accountOf = (obj: KubeObject | undefined) => {
+      const r = obj && this.ctl ? this.accountOf(obj) : undefined;
+      return r?.ok ? r.id : undefined;
+    };
     return {
       accountOf: (key) => {
-        const obj = object(key);
-        const r = obj && this.ctl ? this.accountOf(obj) : undefined;
-        return r?.ok ? accountFlow(r.id) : undefined;
+        const id = accountOf(object(key));
+        return id === undefined ? undefined : accountFlow(id);
       },
       maxPerAccount: () => (this.registry.size > 1 ? cap : Number.POSITIVE_INFINITY),
+      deferred: (key, priority) => {
+        const obj = object(key);
+        const id = accountOf(obj);
+        if (id === undefined) return false;
+        if (this.ctl!.checking(id)) return true;
+        const e = this.registry.get(id);
+        if (!e) return false;
+        if (e.limiter.backedUp(priority)) return true;
+        return !!(obj!.status as { id?: string } | undefined)?.id && !!e.observers.get(kind)?.firstListing;
+      },
     };
   }
 }

@@ -271,12 +271,21 @@ export class Manager {
     // restart every object is compared against it instead of costing a GET each.
     // ... and once every account has been checked (its key read and proved): objects never
     // report waiting for an account that is merely not looked at yet
-    const all = Promise.all(this.informers.map((i) => i.synced)).then(async () => {
-      await this.accounts?.ctl?.checked;
-      return refreshAll(
-        [...this.controllers.values()].flatMap((c) => (this.count(c) ? this.observersOf(c) : [])),
-      );
-    });
+    // With accounts, only an account's own objects wait for its first check and lists
+    // (ManagerAccounts.startLists, the queues' `deferred`): one slow or hung account does not
+    // hold every namespace's start.
+    const synced = Promise.all(this.informers.map((i) => i.synced));
+    const accounts = this.accounts;
+    const all = accounts?.ctl
+      ? synced.then(async () => {
+          await accounts.ctl!.begun;
+          accounts.startLists();
+        })
+      : synced.then(() =>
+          refreshAll(
+            [...this.controllers.values()].flatMap((c) => (this.count(c) ? this.observersOf(c) : [])),
+          ),
+        );
     for (const c of this.controllers.values()) {
       for (let i = 0; i < this.opts.concurrency; i++) this.workers.push(runWorker(c, this.opts, all));
       // one more worker for edits and deletes of existing objects only, and one for the first
@@ -287,10 +296,12 @@ export class Manager {
       if (!this.carrierOf(c)) void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
-    void all.then(() => {
-      this.settled = true;
-      this.startAccess();
-    });
+    void all
+      .then(() => accounts?.ctl?.checked)
+      .then(() => {
+        this.settled = true;
+        this.startAccess();
+      });
   }
 
   /** Every cache listed and every account checked once. */

@@ -116,6 +116,11 @@ export class Observer {
     return this.current;
   }
 
+  /** No list has completed yet and one is under way (this kind's, or the pass that carries it). */
+  get firstListing(): boolean {
+    return !this.current && !!(this.running ?? this.opts.carriedBy?.()?.running);
+  }
+
   /** Lists the kind now (one list at a time: callers share a running one). */
   refresh(): Promise<Snapshot | undefined> {
     const carrier = this.opts.carriedBy?.();

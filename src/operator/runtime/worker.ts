@@ -21,6 +21,10 @@ export interface Controller {
 /**
  * One worker: reconciles the kind's keys until the queue shuts down. `urgent`: edits and deletes
  * only; `newcomer`: only namespaces with nothing in progress (fair share while the others wait).
+ * A run that has to wait for its account's budget lets its worker go to the next key: it goes
+ * on by itself once served (the queue keeps it in progress, and keeps back the account's further
+ * keys while its budget is backed up), so accounts slow to serve (a low rateLimitPerMinute) hold
+ * no worker other accounts' objects need.
  */
 export async function runWorker(
   c: Controller,
@@ -28,40 +32,60 @@ export async function runWorker(
   synced: Promise<unknown>,
   only?: 'urgent' | 'newcomer',
 ): Promise<void> {
-  const name = c.binding.kind.toLowerCase();
   await synced;
   for (;;) {
     const key = await (only === 'newcomer' ? c.queue.getNewcomer() : c.queue.get(only === 'urgent'));
     if (key === undefined) return;
-    const end = o.metrics.reconcileTime.startTimer({ controller: name });
-    o.metrics.activeWorkers.inc({ controller: name });
-    try {
-      const out = await c.engine.reconcile(key);
-      if (out.retry) {
-        c.queue.addRateLimited(key);
-        o.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
-      } else {
-        c.queue.forget(key);
-        if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
-        else if (out.unchanged) c.queue.keepDelay(key);
-        o.metrics.reconcileTotal.inc({
-          controller: name,
-          result: out.requeueAfterMs ? 'requeue_after' : 'success',
-        });
-      }
-    } catch (err) {
-      o.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
-      o.metrics.reconcileErrors.inc({ controller: name });
-      o.log.warn(
-        { controller: name, object: key, err: (err as Error).message },
-        'reconcile failed; will retry',
-      );
+    let letGo!: () => void;
+    const waiting = new Promise<void>((resolve) => (letGo = resolve));
+    await Promise.race([runOne(c, o, key, letGo), waiting]);
+  }
+}
+
+/** One key's run, and what its outcome asks of the queue. `waiting`: told once if it waits for budget. */
+async function runOne(
+  c: Controller,
+  o: { metrics: Metrics; log: Logger },
+  key: string,
+  waiting: () => void,
+): Promise<void> {
+  const name = c.binding.kind.toLowerCase();
+  const end = o.metrics.reconcileTime.startTimer({ controller: name });
+  o.metrics.activeWorkers.inc({ controller: name });
+  let working = true;
+  const letGo = () => {
+    if (!working) return;
+    working = false;
+    o.metrics.activeWorkers.dec({ controller: name });
+    waiting();
+  };
+  try {
+    const out = await c.engine.reconcile(key, letGo);
+    if (out.retry) {
       c.queue.addRateLimited(key);
-    } finally {
-      end();
-      o.metrics.activeWorkers.dec({ controller: name });
-      c.queue.done(key);
+      o.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
+    } else {
+      c.queue.forget(key);
+      if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
+      else if (out.unchanged) c.queue.keepDelay(key);
+      o.metrics.reconcileTotal.inc({
+        controller: name,
+        result: out.requeueAfterMs ? 'requeue_after' : 'success',
+      });
     }
+  } catch (err) {
+    o.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
+    o.metrics.reconcileErrors.inc({ controller: name });
+    o.log.warn(
+      { controller: name, object: key, err: (err as Error).message },
+      'reconcile failed; will retry',
+    );
+    c.queue.addRateLimited(key);
+  } finally {
+    end();
+    if (working) o.metrics.activeWorkers.dec({ controller: name });
+    working = false;
+    c.queue.done(key);
   }
 }
 

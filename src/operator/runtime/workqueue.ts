@@ -26,6 +26,14 @@ export interface QueueOptions<T = string> {
    */
   maxPerAccount?: () => number;
   /**
+   * Whether an item's account already has callers enough waiting for its budget at this
+   * priority (RateLimiter.backedUp): the item then stays queued here, where it holds no worker
+   * and decides nothing on state that would be old by its turn. Call `kick()` when the budget
+   * serves a caller. A namespace's first item (the newcomer worker's) goes anyway, to take its
+   * turn among the namespaces waiting for the budget.
+   */
+  deferred?: (item: T, priority: Priority) => boolean;
+  /**
    * The priority an item takes when added without one (a retry, a reference let go): a
    * delete or an edit stays urgent whoever queues it, not only the watch event that began it.
    */
@@ -72,9 +80,9 @@ export class WorkQueue<T = string> {
   private bucketTokens: number;
   private bucketLast = Date.now();
   private readonly opts: Required<
-    Omit<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf'>
+    Omit<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf' | 'deferred'>
   > &
-    Pick<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf'>;
+    Pick<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf' | 'deferred'>;
 
   constructor(opts: QueueOptions<T>) {
     this.opts = {
@@ -146,13 +154,19 @@ export class WorkQueue<T = string> {
     this.dispatch(item, priority);
   }
 
-  /** To a waiting worker (urgent work to an urgent-only one first), else onto its queue. */
+  /**
+   * To a waiting worker (urgent work to an urgent-only one first), else onto its queue. An item
+   * whose account's budget is backed up goes only to a newcomer worker (see `deferred`).
+   */
   private dispatch(item: T, priority: Priority): void {
+    const newcomer = () => (this.busy.has(this.opts.flowOf(item)) ? undefined : this.newcomerGetters.shift());
     const g = this.accountFull(item)
       ? undefined
-      : ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
-        this.getters.shift() ??
-        (this.busy.has(this.opts.flowOf(item)) ? undefined : this.newcomerGetters.shift()));
+      : this.opts.deferred?.(item, priority)
+        ? newcomer()
+        : ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
+          this.getters.shift() ??
+          newcomer());
     if (g) {
       this.begin(item, priority);
       g(item);
@@ -246,13 +260,18 @@ export class WorkQueue<T = string> {
 
   /**
    * The next item for a worker of this sort, begun; undefined if none may go now. Items of an
-   * account at its cap are skipped (they stay in their place); without a cap, plain turn order.
+   * account at its cap, or whose budget is backed up, are skipped (they stay in their place);
+   * without either, plain turn order.
    */
   private take(sort: 'any' | 'urgent' | 'newcomer'): T | undefined {
     const cap = this.cap;
+    const deferred = sort === 'newcomer' ? undefined : this.opts.deferred;
+    const capped = Number.isFinite(cap);
     const next = this.queue.shiftWhere(
       sort === 'newcomer' ? (flow) => !this.busy.has(flow) : () => true,
-      Number.isFinite(cap) ? (item) => !this.accountFull(item, cap) : undefined,
+      capped || deferred
+        ? (item, priority) => !(capped && this.accountFull(item, cap)) && !deferred?.(item, priority)
+        : undefined,
       sort === 'urgent',
     );
     if (!next) return undefined;
@@ -304,19 +323,30 @@ export class WorkQueue<T = string> {
     }
     // an account below its cap again (or the cap lifted, the last other account gone): its
     // skipped items may go to the workers waiting
-    if (account !== undefined && this.queue.size)
-      for (const [getters, sort] of [
-        [this.urgentGetters, 'urgent'],
-        [this.getters, 'any'],
-        [this.newcomerGetters, 'newcomer'],
-      ] as const)
-        while (getters.length) {
-          const next = this.take(sort);
-          if (next === undefined) break;
-          getters.shift()!(next);
-        }
+    if (account !== undefined) this.kick();
     this.gauge();
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
+  }
+
+  /**
+   * Items skipped for their account (its cap, its budget backed up) may go now: hands them to
+   * the workers waiting, if any.
+   */
+  kick(): void {
+    if (!this.queue.size) return;
+    let handed = false;
+    for (const [getters, sort] of [
+      [this.urgentGetters, 'urgent'],
+      [this.getters, 'any'],
+      [this.newcomerGetters, 'newcomer'],
+    ] as const)
+      while (getters.length) {
+        const next = this.take(sort);
+        if (next === undefined) break;
+        getters.shift()!(next);
+        handed = true;
+      }
+    if (handed) this.gauge();
   }
 
   private drained?: () => void;

@@ -52,6 +52,8 @@ export interface AccountControllerOptions {
   requeue(kind: string, key: string): void;
   /** Every cache has listed: a key Secret's hold, or a deleted account, may go (an object not yet seen may need it). */
   settled?(): boolean;
+  /** An account there at start has had its first check (its objects may go, ready or not). */
+  firstChecked?(id: string): void;
 }
 
 type Spec = ClusterEdgeAccountSpec;
@@ -156,10 +158,26 @@ export class AccountController {
   }
 
   private resolveChecked!: () => void;
-  /** Every account there at start has been checked once (the engines' workers wait for it). */
+  /** Every account there at start has been checked once. */
   readonly checked = new Promise<void>((r) => {
     this.resolveChecked = r;
   });
+  private resolveBegun!: () => void;
+  /** The accounts there at start are known and their first checks begun (`checking` answers). */
+  readonly begun = new Promise<void>((r) => {
+    this.resolveBegun = r;
+  });
+  /** Accounts there at start whose first check has not ended. */
+  private readonly firstChecks = new Set<string>();
+
+  /**
+   * Whether the account was there at start and is still being checked for the first time: its
+   * objects wait for that, rather than report waiting for an account that is merely not looked
+   * at yet; other accounts' objects do not (one hung API does not hold the others' start).
+   */
+  checking(id: string): boolean {
+    return this.firstChecks.has(id);
+  }
 
   start(): void {
     for (const [kind, infs] of this.byKind)
@@ -194,15 +212,21 @@ export class AccountController {
     });
     this.namespaceInformer.start();
     void Promise.all(this.informers.map((i) => i.synced))
-      .then(() =>
-        Promise.allSettled(
-          [...this.byKind].flatMap(([kind, infs]) =>
-            infs.flatMap((i) =>
-              i.list().map((a) => this.reconcile(accountId(kind, a.metadata.namespace, a.metadata.name))),
-            ),
+      .then(() => {
+        const ids = [...this.byKind].flatMap(([kind, infs]) =>
+          infs.flatMap((i) => i.list().map((a) => accountId(kind, a.metadata.namespace, a.metadata.name))),
+        );
+        for (const id of ids) this.firstChecks.add(id);
+        this.resolveBegun();
+        return Promise.allSettled(
+          ids.map((id) =>
+            this.reconcile(id).finally(() => {
+              this.firstChecks.delete(id);
+              this.o.firstChecked?.(id);
+            }),
           ),
-        ),
-      )
+        );
+      })
       .finally(() => {
         this.resolveChecked();
         for (let i = 0; i < ACCOUNT_WORKERS; i++) void this.work(() => this.queue.get());

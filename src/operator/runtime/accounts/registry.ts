@@ -70,6 +70,8 @@ export class AccountRegistry {
    * Told once per check (the account controller checks the key again).
    */
   onRefused?: (id: string) => void;
+  /** An account's budget served a caller (work kept back for it may go now). */
+  onRoom?: (id: string) => void;
 
   constructor(factory: ClientFactory) {
     this.factory = factory;
@@ -77,6 +79,7 @@ export class AccountRegistry {
 
   /** Registers a client made elsewhere (the installation's, built from the flags). */
   adopt(id: string, url: string, client: EdgeClient): AccountEntry {
+    client.transport.limiter.onRoom = () => this.onRoom?.(id);
     const e: AccountEntry = {
       id,
       url,
@@ -105,6 +108,7 @@ export class AccountRegistry {
     if (e && e.keyDigest === d && e.limiter.perMinute === o.perMinute) return 'same';
     const limiter =
       e && e.limiter.perMinute === o.perMinute ? e.limiter : new RateLimiter({ perMinute: o.perMinute });
+    limiter.onRoom = () => this.onRoom?.(id);
     const recent = e?.recent ?? [];
     const client = this.factory.client({
       account: id,

@@ -160,7 +160,8 @@ export class Engine implements EngineContext {
     this.memos.drop(key);
   }
 
-  async reconcile(key: string): Promise<Outcome> {
+  /** `onWait`: told when a call of this run has to wait for the account's budget (see runWorker). */
+  async reconcile(key: string, onWait?: () => void): Promise<Outcome> {
     // a copy: the cache must only change through watch events, or old/new comparisons lie
     const resetsAtStart = this.memos.peek(key)?.resets ?? 0;
     const cached = this.opts.cache.get(key);
@@ -179,7 +180,7 @@ export class Engine implements EngineContext {
     if (p.step.action === 'release') return {};
     let result: Outcome | Failure;
     try {
-      result = await this.run(obj, p, resetsAtStart);
+      result = await this.run(obj, p, resetsAtStart, onWait);
     } catch (err) {
       if (err instanceof ConditionError) result = err.failure;
       else if (err instanceof KubeError && isConflict(err)) return { retry: true };
@@ -203,11 +204,16 @@ export class Engine implements EngineContext {
   }
 
   /** The object's account, then its step at its priority (the namespace is the flow whose turn it takes). */
-  private async run(obj: KubeObject, p: ReconcilePlan, resetsAtStart: number): Promise<Outcome | Failure> {
+  private async run(
+    obj: KubeObject,
+    p: ReconcilePlan,
+    resetsAtStart: number,
+    onWait: (() => void) | undefined,
+  ): Promise<Outcome | Failure> {
     const ctx = this.scope(obj);
     if (isFailure(ctx)) return ctx;
     const key = keyOf(obj);
-    const cell: PriorityCell = { priority: p.priority, flow: obj.metadata.namespace ?? '' };
+    const cell: PriorityCell = { priority: p.priority, flow: obj.metadata.namespace ?? '', onWait };
     this.memos.of(key).running = cell;
     const step = p.step;
     return withPriority(cell, () =>
