@@ -139,7 +139,7 @@ export const SETTINGS = {
     env: 'EDGE_CONCURRENCY',
     default: '4',
     kind: whole('<n>', 1, 64),
-    help: 'reconciles in parallel per kind',
+    help: 'reconciles at work in parallel per kind (one waiting for the budget of its account holds none)',
     chart: 'concurrency',
   }),
   resyncMs: setting({
