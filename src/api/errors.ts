@@ -79,6 +79,31 @@ export const isNotFound = (e: unknown): boolean =>
   isApiError(e) && e.status === 404 && e.networkCode === undefined && !isUnknownPath(e);
 export const isRateLimited = (e: unknown): boolean => isApiError(e) && e.status === 429;
 /** 4xx other than 408/409/429 means the request itself is wrong: retrying cannot help. */
+/**
+ * Network codes of a request that never reached the API (nothing sent, or no connection made):
+ * whatever it asked for was not done.
+ */
+const NOT_SENT = new Set([
+  'API_UNAVAILABLE',
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/**
+ * No answer of the API's own came back, yet the request may have reached it: a timeout, a reset,
+ * a proxy's or gateway's page (its 504 while the API works on). What it asked for may be done,
+ * now or a little later.
+ */
+export const unanswered = (e: unknown): boolean =>
+  isApiError(e) &&
+  (e.networkCode !== undefined
+    ? !NOT_SENT.has(e.networkCode)
+    : e.errorCode === undefined && (e.status >= 500 || e.status === 408));
+
 export const isRetryable = (e: unknown): boolean =>
   isApiError(e) && (e.networkCode !== undefined || e.status >= 500 || e.status === 429 || e.status === 408);
 export const isInvalidRequest = (e: unknown): boolean =>

@@ -28,6 +28,10 @@ export interface OperationsOptions {
 
 const toFastifyPath = (p: string) => p.replace(/\{(\w+)\}/g, ':$1');
 
+/** What a gateway in front of the API answers when it gives up waiting (not the API's JSON). */
+const GATEWAY_TIMEOUT_PAGE =
+  '<html><head><title>504 Gateway Time-out</title></head><body><h1>504 Gateway Time-out</h1></body></html>\n';
+
 export function registerOperations(app: FastifyInstance, o: OperationsOptions): void {
   const { faults, limiter } = o;
   /** The account of each request that authenticated (its counters). */
@@ -73,6 +77,16 @@ export function registerOperations(app: FastifyInstance, o: OperationsOptions): 
         };
         // the router has decoded the path parameters already: decoding again turns "%25" into a 500
         const params = req.params as Record<string, string>;
+        if (fault.kind === 'late') {
+          setTimeout(
+            () =>
+              void Promise.resolve()
+                .then(() => handler(ctx, params, body, query))
+                .catch(() => {}),
+            fault.afterMs,
+          ).unref();
+          return reply.code(504).type('text/html').send(GATEWAY_TIMEOUT_PAGE);
+        }
         const result = await handler(ctx, params, body, query);
         if (faults.dropAfter(req.method, path, caller.account)) {
           reply.hijack();

@@ -325,12 +325,14 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     );
 
     // a mark written after the object was created is this operator's own: only the uid counts
+    // (not found by it, the create waits to be sure the last one is not made late)
     w.apply('IPPolicy', 'other', {}, mark(new Date(Date.now() + 60_000).toISOString()));
     await w.api.ipPolicies.create({
       metadata: marker('uid-of-a-deleted-object').replace('IPPolicy/team/corp', 'IPPolicy/team/other'),
     });
-    await w.reconcile('IPPolicy', 'other');
-    expect(w.emu.store.all('ipPolicies')).toHaveLength(3);
+    expect((await w.reconcile('IPPolicy', 'other')).requeueAfterMs).toBeGreaterThan(4_000);
+    expect(idOf('IPPolicy', 'other')).toBeUndefined();
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(2);
   });
 
   it('modules: a module added is PUT, a module dropped from the spec is DELETEd', async () => {
@@ -456,6 +458,46 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
       }
     },
   );
+
+  it('a create a gateway answered 504 while the API made it later is found, not made twice', async () => {
+    w = await engineWorld({ bulk: true });
+    w.apply('IPPolicy', 'corp', {});
+    // the gateway gives up at once; the API makes the policy 300 ms later
+    w.emu.faults.set({ lateRate: 1, lateMs: 300, methods: ['POST'], maxFaults: 1 });
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.emu.store.all('ipPolicies')).toEqual([]);
+    // looked for at once: not there yet, and not made again
+    const waiting = await w.reconcile('IPPolicy', 'corp');
+    console.log(
+      'WAITING',
+      waiting,
+      JSON.stringify(w.get('IPPolicy', 'corp')?.status),
+      JSON.stringify(w.calls()),
+    );
+    expect(waiting.requeueAfterMs).toBeGreaterThan(4_000);
+    expect(w.calls()['ipPolicies.create 201']).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 500));
+    const made = w.emu.store.all('ipPolicies').map((p) => p.id);
+    expect(made).toHaveLength(1);
+    // looked for again: found by its marker
+    await w.reconcile('IPPolicy', 'corp');
+    expect(idOf('IPPolicy', 'corp')).toBe(made[0]);
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'True' });
+    expect(reasons()).toContain('Recovered');
+    expect(w.emu.store.all('ipPolicies').map((p) => p.id)).toEqual(made);
+  });
+
+  it('a create the API answered with its own error is made again at once: nothing to wait for', async () => {
+    w = await engineWorld({ bulk: true });
+    w.apply('IPPolicy', 'corp', {});
+    w.emu.faults.set({ errorRate: 1, errorStatuses: [503], methods: ['POST'], maxFaults: 1 });
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.calls()['ipPolicies.create 503']).toBe(1);
+    await w.reconcile('IPPolicy', 'corp');
+    expect(w.calls()['ipPolicies.create 201']).toBe(1);
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(1);
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'True' });
+  });
 
   it('a spec changed while a reconcile is in flight is applied by the next reconcile, not taken as done', async () => {
     w = await engineWorld();

@@ -262,7 +262,9 @@ export class Engine implements EngineContext {
     const reader = readerFor(ctx, key, !!requested);
     const want = await wanted(ctx, obj);
     if (isFailure(want)) return want;
-    const { id, recovered } = await readId(ctx, obj, want.desired);
+    const known = await readId(ctx, obj, want.desired);
+    if (isFailure(known)) return known;
+    const { id, recovered } = known;
     if (recovered) report.recovered(ctx, obj, id!);
     const seen = id ? await reader.read(id, want.desired) : undefined;
     const conflict = this.conflicts.read(ctx, want);

@@ -1,5 +1,6 @@
 // Carries a decision out: API calls, metadata patches, and each decision's Event, once. It
 // decides nothing: what to do comes from plan*.ts, what was found from read.ts.
+import { isApiError, unanswered } from '../../../api/errors.ts';
 import { CREATE_PENDING_ANNOTATION, FINALIZER, ID_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
@@ -79,9 +80,17 @@ export async function create(
     obj.status = updated.status;
   }
   const inline = Object.fromEntries([...want.modules].filter(([, v]) => v !== null));
+  const key = keyOf(obj);
+  const sentAt = Date.now();
   const remote = (await call(ctx, obj.metadata.namespace ?? '', `create ${ctx.binding.kind}`, () =>
-    ctx.binding.api.create(ctx.opts.api, { ...want.desired, ...want.common, ...inline }),
+    ctx.binding.api
+      .create(ctx.opts.api, { ...want.desired, ...want.common, ...inline })
+      .catch((err: unknown) => {
+        ctx.memos.failedCreates.set(key, { at: sentAt, answered: isApiError(err) && !unanswered(err) });
+        throw err;
+      }),
   )) as Remote;
+  ctx.memos.failedCreates.delete(key);
   wrote(ctx, obj);
   if (gone)
     ctx.opts.events.record(

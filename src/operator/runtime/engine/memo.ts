@@ -90,6 +90,12 @@ export class Memos {
    */
   private readonly toRecord = new Map<string, Memo>();
 
+  /**
+   * The last create that failed, by object: when it was sent and whether the API's own answer
+   * (or a connection never made) says it was not done. Only failures are kept: a few at most.
+   */
+  readonly failedCreates = new Map<string, { at: number; answered?: boolean }>();
+
   /** The object's memo, made when first needed. */
   of(key: string): Memo {
     let m = this.byKey.get(key);
@@ -137,6 +143,7 @@ export class Memos {
 
   /** Drops what is kept for an object that is gone (but for a reconcile still in flight). */
   drop(key: string): void {
+    this.failedCreates.delete(key);
     const m = this.byKey.get(key);
     if (!m) return;
     this.toRecord.delete(key);

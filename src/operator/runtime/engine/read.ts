@@ -8,8 +8,8 @@ import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
 import { idsUnder, type Snapshot } from '../observer.ts';
 import { decodeMetadata } from '../owner.ts';
-import { call } from './failure.ts';
-import { type ConflictInput, needsOwnerState, ownerOf } from './plan.ts';
+import { call, type Failure, failure } from './failure.ts';
+import { type ConflictInput, needsOwnerState, ownerOf, unfoundCreate } from './plan.ts';
 import type { EngineContext, Remote, RemoteReader, Seen, Status, Wanted } from './types.ts';
 import { statusOf } from './types.ts';
 
@@ -87,18 +87,37 @@ export async function findOwned(ctx: EngineContext, obj: KubeObject, desired: Re
 
 /**
  * The remote id this object has: recorded in status, named for adoption, or (`recovered`)
- * found by its marker after a crash mid-create.
+ * found by its marker after a crash mid-create or a create whose answer was lost; a failure
+ * (wait and look again) while such a create may still be made (unfoundCreate).
  */
 export async function readId(
   ctx: EngineContext,
   obj: KubeObject,
   desired: Record<string, unknown>,
-): Promise<{ id?: string; recovered?: boolean }> {
+): Promise<{ id?: string; recovered?: boolean } | Failure> {
   const ann = obj.metadata.annotations ?? {};
   const id = statusOf(obj).id ?? ann[ID_ANNOTATION];
-  if (id || !ann[CREATE_PENDING_ANNOTATION]) return { id };
+  const mark = ann[CREATE_PENDING_ANNOTATION];
+  if (id || !mark) return { id };
+  const key = keyOf(obj);
   const found = await findOwned(ctx, obj, desired);
-  return found ? { id: found.id, recovered: true } : {};
+  if (found) {
+    ctx.memos.failedCreates.delete(key);
+    return { id: found.id, recovered: true };
+  }
+  const last = ctx.memos.failedCreates.get(key);
+  const d = unfoundCreate({ last, markAt: Date.parse(mark), now: Date.now() });
+  if (d.action === 'create') return {};
+  // after a restart: counted from the first look, whatever the mark's clock said
+  if (!last) ctx.memos.failedCreates.set(key, { at: d.since });
+  return failure(
+    {
+      state: 'progressing',
+      reason: 'CreateUnconfirmed',
+      message: `the last create of this ${ctx.binding.kind} got no answer from the API and may still be made: not found by its marker yet, looked for again in ${Math.ceil(d.ms / 1000)}s before it is created anew`,
+    },
+    { requeueAfterMs: d.ms },
+  );
 }
 
 /**
