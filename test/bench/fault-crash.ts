@@ -47,10 +47,13 @@ export async function faultCrashRun(o: FaultCrashOptions) {
   unexpectedExits.length = 0;
   operatorLogs.length = 0;
   o.emu.faults.set({
-    errorRate: 0.1,
+    errorRate: 0.07,
     rateLimitRate: 0.05,
     retryAfterSeconds: 1,
     dropRate: 0.05,
+    // a gateway's 504 while the API does the work 1.5 s later: a create looked for at once is not there yet
+    lateRate: 0.03,
+    lateMs: 1500,
     latencyMs: 40,
     seed: o.seed ?? 7,
   });
