@@ -1,5 +1,5 @@
 // The typed client: one method per entry of the operations table, derived, never listed.
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError } from './errors.ts';
 import { LIST_LIMIT_MAX } from './limits.ts';
 import {
@@ -11,6 +11,7 @@ import {
   pathParams,
 } from './operations.ts';
 import type { Priority } from './rate-limiter.ts';
+import { listResponse } from './schemas/common.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 
 export interface CallOptions {
@@ -25,6 +26,19 @@ export interface ListOptions extends CallOptions {
   priority?: Priority;
   /** Called as each page request leaves (after waiting for budget): the page holds what was there then or later. */
   onPage?: (sentAt: number) => void;
+  /**
+   * A listed resource that does not match the API's schema (a field the operator does not know
+   * in that form): told, and left out, and the rest of the list stands. Without it the list
+   * fails, naming the resource.
+   */
+  onMalformed?: (item: MalformedItem) => void;
+}
+
+/** A listed resource the schema refused: its id if it has one, the first field refused and why. */
+export interface MalformedItem {
+  id?: string;
+  field: string;
+  problem: string;
 }
 
 type PathArgs<P extends string> = P extends `${string}{${string}}${infer Rest}`
@@ -57,20 +71,47 @@ function fillPath(path: string, args: unknown[]): { path: string; id: string | u
   return { path: out, id: names.length ? (args[names.length - 1] as string) : undefined };
 }
 
+/** A resource of the API's own (an id and its URI), whatever else is wrong with it. */
+const resourceId = (body: unknown): string | undefined => {
+  const b = body as { id?: unknown; uri?: unknown } | null;
+  return typeof b === 'object' && b !== null && typeof b.id === 'string' && typeof b.uri === 'string'
+    ? b.id
+    : undefined;
+};
+
+const firstIssue = (e: z.ZodError): { field: string; problem: string } => {
+  const issue = e.issues[0];
+  return issue
+    ? { field: issue.path.join('.') || 'body', problem: issue.message }
+    : { field: 'body', problem: 'unexpected shape' };
+};
+
 function parseResponse(schema: z.ZodType, body: unknown, operation: string, id?: string): unknown {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
-  // not the API's answer (another service at the URL, a version mismatch): retried as an
-  // unavailable API, never taken for a refusal of the request
-  const issue = r.error.issues[0];
+  // retried as an unavailable API, never taken for a refusal of the request; a resource of the
+  // API's with one field the operator does not know is that, else it is not the API's answer
+  // (another service at the URL, a version mismatch)
+  const { field, problem } = firstIssue(r.error);
+  const own = resourceId(body);
   throw new ApiError({
     status: 200,
     operation,
     resourceId: id,
     networkCode: 'BAD_RESPONSE',
-    text: `answered a body that is not the API's (${issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unexpected shape'}): is --api-url the API's base URL?`,
+    text: own
+      ? `answered ${own} in a shape the operator does not know (${field}: ${problem})`
+      : `answered a body that is not the API's (${field}: ${problem}): is --api-url the API's base URL?`,
   });
 }
+
+/** A list's pages with their resources unread: each is read on its own (one malformed resource spoils no other). */
+const envelopes = new WeakMap<ListDef, z.ZodType>();
+const envelopeOf = (def: ListDef): z.ZodType => {
+  let e = envelopes.get(def);
+  if (!e) envelopes.set(def, (e = listResponse(def.key, z.unknown())));
+  return e;
+};
 
 function bindOp(t: Transport, name: string, def: OpDef) {
   const n = pathParams(def.path).length;
@@ -116,10 +157,26 @@ function bindList(t: Transport, name: string, def: ListDef) {
             priority: opts.priority,
             onSend: opts.onPage && (() => opts.onPage?.(Date.now())),
           });
-          const page = parseResponse(def.response, res.body, name) as Record<string, unknown> & {
+          const page = parseResponse(envelopeOf(def), res.body, name) as Record<string, unknown> & {
             next_page_uri: string | null;
           };
-          yield* page[def.key] as unknown[];
+          for (const raw of page[def.key] as unknown[]) {
+            const r = def.item.safeParse(raw);
+            if (r.success) {
+              yield r.data;
+              continue;
+            }
+            const bad: MalformedItem = { id: resourceId(raw), ...firstIssue(r.error) };
+            if (!opts.onMalformed)
+              throw new ApiError({
+                status: 200,
+                operation: name,
+                resourceId: bad.id,
+                networkCode: 'BAD_RESPONSE',
+                text: `listed ${bad.id ?? 'a resource'} in a shape the operator does not know (${bad.field}: ${bad.problem})`,
+              });
+            opts.onMalformed(bad);
+          }
           next = page.next_page_uri;
         }
       },

@@ -218,7 +218,7 @@ async function startOperator(
     observer: (account, kind, client) => {
       const b = BINDINGS.find((x) => x.kind === kind)!;
       return kindObserver(b, {
-        list: (onPage) => b.api.list(client(), {}, { priority: 'low', onPage }),
+        list: (onPage, onMalformed) => b.api.list(client(), {}, { priority: 'low', onPage, onMalformed }),
         log: log.child({ account }),
         metrics,
         account,

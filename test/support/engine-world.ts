@@ -92,7 +92,7 @@ export async function engineWorld(
       b.kind,
       new Observer({
         kind: b.kind,
-        list: (onPage) => b.api.list(api, {}, { priority: 'low', onPage }),
+        list: (onPage, onMalformed) => b.api.list(api, {}, { priority: 'low', onPage, onMalformed }),
         conflictKey: listedConflictKey(b),
         log,
       }),

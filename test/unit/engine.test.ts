@@ -66,6 +66,29 @@ describe('engine: bulk observation', () => {
     expect(w.kube.events.slice(events)).toEqual([]);
   });
 
+  it('a resource the API serves in a shape the operator does not know spoils no other object: the list stands, that object says what is wrong', async () => {
+    w = await engineWorld({ bulk: true });
+    for (const n of ['a', 'b', 'c']) w.apply('IPPolicy', n, { description: n });
+    await w.observe();
+    await w.converge();
+    // the API's record of b turns into a shape the schema refuses
+    const bad = w.emu.store
+      .all('ipPolicies')
+      .find((p) => p.id === idOf('IPPolicy', 'b'))! as unknown as Record<string, unknown>;
+    bad.description = 42;
+    await new Promise((r) => setTimeout(r, 5));
+    await w.observe();
+    w.calls();
+    for (const n of ['a', 'b', 'c']) await w.reconcile('IPPolicy', n);
+    // a and c compared with the list; b read alone, and its status names the field
+    expect(w.calls()).toEqual({ 'ipPolicies.get 200': 1 });
+    for (const n of ['a', 'c']) expect(w.ready('IPPolicy', n)).toMatchObject({ status: 'True' });
+    expect(w.ready('IPPolicy', 'b')).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
+    expect(w.ready('IPPolicy', 'b')?.message).toMatch(
+      /in a shape the operator does not know \(description: /,
+    );
+  });
+
   it('drift found by the list: a changed field is put back, a resource missing from it is confirmed by a GET and recreated', async () => {
     w = await engineWorld({ bulk: true });
     w.apply('IPPolicy', 'a', { description: 'office' });

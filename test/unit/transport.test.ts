@@ -205,6 +205,33 @@ describe('transport', () => {
     expect(all.map((x) => x.id)).toEqual(['ipr_a', 'ipr_b', 'ipr_c']);
   });
 
+  it('one malformed resource in a page: named (not taken for a wrong URL), or left out and told while the rest stands', async () => {
+    const pool = agent.get(ORIGIN);
+    const page = {
+      ip_policy_rules: [
+        { ...rule, id: 'ipr_a' },
+        { ...rule, id: 'ipr_bad', cidr: null },
+        { ...rule, id: 'ipr_c' },
+      ],
+      uri: `${ORIGIN}/ip_policy_rules`,
+      next_page_uri: null,
+    };
+    pool.intercept({ path: '/ip_policy_rules?limit=100', method: 'GET' }).reply(200, page);
+    const err = await collect(client.ipPolicyRules.list()).catch((e) => e);
+    expect(err).toMatchObject({ networkCode: 'BAD_RESPONSE', resourceId: 'ipr_bad' });
+    expect(err.message).toMatch(/listed ipr_bad in a shape the operator does not know \(cidr: /);
+    expect(err.message).not.toMatch(/--api-url/);
+    pool.intercept({ path: '/ip_policy_rules?limit=100', method: 'GET' }).reply(200, page);
+    const told: unknown[] = [];
+    const all = await collect(client.ipPolicyRules.list({ onMalformed: (m) => told.push(m) }));
+    expect(all.map((x) => x.id)).toEqual(['ipr_a', 'ipr_c']);
+    expect(told).toEqual([{ id: 'ipr_bad', field: 'cidr', problem: expect.any(String) }]);
+    // read alone, the resource is named too
+    pool.intercept({ path: '/ip_policy_rules/ipr_bad', method: 'GET' }).reply(200, page.ip_policy_rules[1]!);
+    const one = await client.ipPolicyRules.get('ipr_bad').catch((e) => e);
+    expect(one.message).toMatch(/answered ipr_bad in a shape the operator does not know \(cidr: /);
+  });
+
   it('refuses to send the API key to a next_page_uri on another origin', async () => {
     agent
       .get(ORIGIN)

@@ -48,7 +48,7 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
   d.references.addKind(b.kind);
   const observer = kindObserver(b, {
     // the whole account's resources of the kind, at low budget priority
-    list: (onPage) => b.api.list(d.api!, {}, { priority: 'low', onPage }),
+    list: (onPage, onMalformed) => b.api.list(d.api!, {}, { priority: 'low', onPage, onMalformed }),
     log: d.log,
     metrics: d.metrics,
     account: INSTALLATION,

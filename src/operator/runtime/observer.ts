@@ -4,6 +4,7 @@
 // never waits behind it. A kind whose resources another kind's list carries (routes in the
 // HTTPS edges list) is observed from that list's pass, not by listing it again.
 import type { Logger } from 'pino';
+import type { MalformedItem } from '../../api/client.ts';
 import type { AnyBinding, RemoteBase } from './binding.ts';
 import { indexKey, listedConflictKey } from './conflicts.ts';
 import { textDigest } from './engine/memo.ts';
@@ -42,6 +43,9 @@ export class Listed {
   }
 }
 
+/** Malformed resources logged per pass (the rest are left out quietly). */
+const MALFORMED_LOGGED = 3;
+
 export interface Snapshot {
   startedAt: number;
   completedAt: number;
@@ -77,8 +81,14 @@ class SnapshotBuilder {
 
 export interface ObserverOptions {
   kind: string;
-  /** The kind's own list (a carried kind's, used when the carrying kind's observer is not there). */
-  list: (onPage: (sentAt: number) => void) => AsyncIterable<RemoteBase>;
+  /**
+   * The kind's own list (a carried kind's, used when the carrying kind's observer is not there);
+   * a resource in a shape the operator does not know is left out and told to `onMalformed`.
+   */
+  list: (
+    onPage: (sentAt: number) => void,
+    onMalformed: (m: MalformedItem) => void,
+  ) => AsyncIterable<RemoteBase>;
   /** What the API keeps unique for a resource of the kind, if it keeps anything. */
   conflictKey?: (remote: RemoteBase) => string | undefined;
   /**
@@ -150,10 +160,20 @@ export class Observer {
     const builders = inner ? [own, inner] : [own];
     // pages wait for low-priority budget, possibly for minutes: each item is as fresh as its page
     let pageAt = startedAt;
+    // one resource the operator cannot read spoils no other's observation: it is left out (its
+    // object reads it alone, and says what is wrong with it); a few lines per pass
+    let malformed = 0;
+    const onMalformed = (m: MalformedItem) => {
+      if (malformed++ < MALFORMED_LOGGED)
+        this.opts.log.warn(
+          { kind: this.opts.kind, id: m.id, field: m.field, problem: m.problem },
+          'a listed resource in a shape the operator does not know is left out of the bulk observation',
+        );
+    };
     try {
       for await (const r of this.opts.list((t) => {
         pageAt = t;
-      })) {
+      }, onMalformed)) {
         if (!carries) {
           own.add(r, pageAt);
           continue;
