@@ -2,6 +2,7 @@
 import { inject } from 'vitest';
 import { createClient, type EdgeClient } from '../../src/api/client.ts';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
+import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { Kube } from '../../src/operator/runtime/kube.ts';
 import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import {
@@ -26,6 +27,7 @@ export {
 } from '../support/operator.ts';
 
 export const skipReason = inject('e2eSkip');
+const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 export const kubeconfig = inject('kubeconfig');
 
 export async function startOperator(
@@ -69,6 +71,32 @@ export async function world(prefix: string, emulator: EmulatorOptions = {}): Pro
       await emu.close();
     },
   };
+}
+
+/** A namespace's EdgeAccount (`default` unless named), its key in a Secret of that namespace. */
+export async function edgeAccount(
+  kube: Kube,
+  ns: string,
+  o: {
+    secret: string;
+    key: string;
+    name?: string;
+    apiURL?: string;
+    rateLimitPerMinute?: number;
+    labels?: Record<string, string>;
+  },
+): Promise<void> {
+  await kube.create(SECRETS, ns, { metadata: { name: o.secret, namespace: ns }, stringData: { key: o.key } });
+  await kube.create(accountResource('EdgeAccount'), ns, {
+    apiVersion: 'edge.tunnel.dev/v1alpha1',
+    kind: 'EdgeAccount',
+    metadata: { name: o.name ?? 'default', namespace: ns, ...(o.labels && { labels: o.labels }) },
+    spec: {
+      apiKeySecretRef: { name: o.secret, key: 'key' },
+      ...(o.apiURL && { apiURL: o.apiURL }),
+      ...(o.rateLimitPerMinute && { rateLimitPerMinute: o.rateLimitPerMinute }),
+    },
+  });
 }
 
 /** The sum of a metric's series whose labels include these. */

@@ -13,6 +13,7 @@ import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/constants.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import {
+  edgeAccount,
   NAMESPACES,
   type OperatorProcess,
   obj,
@@ -26,7 +27,6 @@ import {
 } from './harness.ts';
 
 const P = res('ippolicies');
-const EA = accountResource('EdgeAccount');
 const CEA = accountResource('ClusterEdgeAccount');
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const KEY_A = 'key-of-account-a';
@@ -92,25 +92,8 @@ describe.skipIf(!!skipReason)('a hung account never holds another account back',
   };
 
   /** A namespace's EdgeAccount (`default` unless named), its key in a Secret of that namespace. */
-  const defaultAccount = async (
-    ns: string,
-    secret: string,
-    key: string,
-    apiURL?: string,
-    name = 'default',
-  ) => {
-    await w.kube.create(SECRETS, ns, { metadata: { name: secret, namespace: ns }, stringData: { key } });
-    await w.kube.create(
-      EA,
-      ns,
-      mine({
-        apiVersion: 'edge.tunnel.dev/v1alpha1',
-        kind: 'EdgeAccount',
-        metadata: { name, namespace: ns },
-        spec: { apiKeySecretRef: { name: secret, key: 'key' }, ...(apiURL && { apiURL }) },
-      }),
-    );
-  };
+  const defaultAccount = (ns: string, secret: string, key: string, apiURL?: string, name = 'default') =>
+    edgeAccount(w.kube, ns, { secret, key, apiURL, name, labels });
 
   const start = () =>
     startOperator(w.emu, w.ns, [

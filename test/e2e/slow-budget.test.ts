@@ -8,6 +8,7 @@ import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/constants.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
 import {
+  edgeAccount,
   metric,
   NAMESPACES,
   type OperatorProcess,
@@ -23,7 +24,6 @@ import {
 
 const P = res('ippolicies');
 const EA = accountResource('EdgeAccount');
-const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const KEYS = { a: 'key-of-slow-a', b: 'key-of-slow-b', c: 'key-of-fast-c' };
 
 describe.skipIf(!!skipReason)('accounts slow to serve hold no worker', () => {
@@ -40,22 +40,8 @@ describe.skipIf(!!skipReason)('accounts slow to serve hold no worker', () => {
   };
 
   /** A namespace's `default` EdgeAccount, its key in a Secret of that namespace. */
-  const account = async (ns: string, key: string, rateLimitPerMinute?: number) => {
-    await w.kube.create(SECRETS, ns, { metadata: { name: 'edge-key', namespace: ns }, stringData: { key } });
-    await w.kube.create(
-      EA,
-      ns,
-      mine({
-        apiVersion: 'edge.tunnel.dev/v1alpha1',
-        kind: 'EdgeAccount',
-        metadata: { name: 'default', namespace: ns },
-        spec: {
-          apiKeySecretRef: { name: 'edge-key', key: 'key' },
-          ...(rateLimitPerMinute && { rateLimitPerMinute }),
-        },
-      }),
-    );
-  };
+  const account = (ns: string, key: string, rateLimitPerMinute?: number) =>
+    edgeAccount(w.kube, ns, { secret: 'edge-key', key, rateLimitPerMinute, labels });
 
   const start = () =>
     startOperator(w.emu, w.ns, [
