@@ -78,7 +78,6 @@ export const isUnknownPath = (e: unknown): boolean =>
 export const isNotFound = (e: unknown): boolean =>
   isApiError(e) && e.status === 404 && e.networkCode === undefined && !isUnknownPath(e);
 export const isRateLimited = (e: unknown): boolean => isApiError(e) && e.status === 429;
-/** 4xx other than 408/409/429 means the request itself is wrong: retrying cannot help. */
 /**
  * Network codes of a request that never reached the API (nothing sent, or no connection made):
  * whatever it asked for was not done.
@@ -104,6 +103,7 @@ export const unanswered = (e: unknown): boolean =>
     ? !NOT_SENT.has(e.networkCode)
     : e.errorCode === undefined && (e.status >= 500 || e.status === 408));
 
+/** 4xx other than 408/409/429 means the request itself is wrong: retrying cannot help. */
 export const isRetryable = (e: unknown): boolean =>
   isApiError(e) && (e.networkCode !== undefined || e.status >= 500 || e.status === 429 || e.status === 408);
 export const isInvalidRequest = (e: unknown): boolean =>

@@ -218,7 +218,9 @@ async function startOperator(
     observer: (account, kind, client) => {
       const b = BINDINGS.find((x) => x.kind === kind)!;
       return kindObserver(b, {
-        list: (onPage, onMalformed) => b.api.list(client(), {}, { priority: 'low', onPage, onMalformed }),
+        list: (onPage, onMalformed, first) =>
+          b.api.list(client(), {}, { priority: first ? 'high' : 'low', onPage, onMalformed }),
+        listed: () => registry.onRoom?.(account),
         log: log.child({ account }),
         metrics,
         account,

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import { KubeError } from '../../src/operator/runtime/kube.ts';
 import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
@@ -502,12 +502,36 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     await new Promise((r) => setTimeout(r, 500));
     const made = w.emu.store.all('ipPolicies').map((p) => p.id);
     expect(made).toHaveLength(1);
-    // looked for again: found by its marker
-    await w.reconcile('IPPolicy', 'corp');
+    // before its next look nothing is listed again (each look lists the whole kind)
+    w.calls();
+    expect((await w.reconcile('IPPolicy', 'corp')).requeueAfterMs).toBeGreaterThan(4_000);
+    expect(w.calls()).toEqual({});
+    // looked for again 5 s after the failure: found by its marker
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 5_000);
+    await w.reconcile('IPPolicy', 'corp').finally(() => vi.useRealTimers());
     expect(idOf('IPPolicy', 'corp')).toBe(made[0]);
     expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'True' });
     expect(reasons()).toContain('Recovered');
     expect(w.emu.store.all('ipPolicies').map((p) => p.id)).toEqual(made);
+  });
+
+  it('a delete while a create may still be made waits for it, and deletes what was made late', async () => {
+    w = await engineWorld();
+    w.apply('IPPolicy', 'corp', {});
+    w.emu.faults.set({ lateRate: 1, lateMs: 300, methods: ['POST'], maxFaults: 1 });
+    await w.reconcile('IPPolicy', 'corp');
+    w.kube.delete('ippolicies', 'team', 'corp');
+    // not found yet: the finalizer stays
+    expect((await w.reconcile('IPPolicy', 'corp')).requeueAfterMs).toBeGreaterThan(4_000);
+    expect(w.get('IPPolicy', 'corp')).toBeDefined();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(w.emu.store.all('ipPolicies')).toHaveLength(1);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 5_000);
+    await w.reconcile('IPPolicy', 'corp').finally(() => vi.useRealTimers());
+    expect(w.get('IPPolicy', 'corp')).toBeUndefined();
+    expect(w.emu.store.all('ipPolicies')).toEqual([]);
   });
 
   it('a create the API answered with its own error is made again at once: nothing to wait for', async () => {

@@ -1155,46 +1155,34 @@ describe('deleteTarget: which resource a DELETE may take', () => {
 describe('a create not found by its marker: made anew, or looked for again while it may still be made', () => {
   const T = 1_000_000;
   it.each([
-    ['the API refused it (its own answer)', { at: T, answered: true }, T, T + 100, { action: 'create' }],
+    ['the API refused it (its own answer)', { at: T, answered: true }, T + 100, { action: 'create' }],
     [
-      'no answer, sent 0.1 s ago: looked for again at 5 s',
+      'no answer, failed 0.1 s ago: looked for again at 5 s',
       { at: T, answered: false },
-      T,
       T + 100,
-      { action: 'wait', ms: 4_900, since: T },
+      { action: 'wait', ms: 4_900 },
     ],
     [
-      'no answer, sent 6 s ago: looked for again at 30 s',
+      'no answer, failed 6 s ago: looked for again at 30 s',
       { at: T, answered: false },
-      T,
       T + 6_000,
-      { action: 'wait', ms: 24_000, since: T },
+      { action: 'wait', ms: 24_000 },
     ],
-    ['no answer, sent 30 s ago: made anew', { at: T, answered: false }, T, T + 30_000, { action: 'create' }],
+    ['no answer, failed 30 s ago: made anew', { at: T, answered: false }, T + 30_000, { action: 'create' }],
+    ['after a restart, the first look: looked for again in 5 s', undefined, T, { action: 'wait', ms: 5_000 }],
     [
-      'after a restart, the mark 2 s old: looked for again at 5 s',
-      undefined,
-      T,
+      'after a restart, looked for once 2 s ago: looked for again at 5 s',
+      { at: T },
       T + 2_000,
-      { action: 'wait', ms: 3_000, since: T },
+      { action: 'wait', ms: 3_000 },
     ],
     [
-      'after a restart, the mark 6 s old: made anew (a crash is no sign of a late commit)',
-      undefined,
-      T,
-      T + 6_000,
+      'after a restart, looked for once 5 s ago: made anew (a crash is no sign of a late commit)',
+      { at: T },
+      T + 5_000,
       { action: 'create' },
     ],
-    ['after a restart, looked for once 6 s ago: made anew', { at: T }, T, T + 6_000, { action: 'create' }],
-    ['after a restart, a mark that is not a time: made anew', undefined, Number.NaN, T, { action: 'create' }],
-    [
-      'after a restart, a mark ahead of this clock: from now',
-      undefined,
-      T + 3_600_000,
-      T,
-      { action: 'wait', ms: 5_000, since: T },
-    ],
-  ])('%s', (_, last, markAt, now, want) => {
-    expect(unfoundCreate({ last, markAt, now })).toEqual(want);
+  ])('%s', (_, last, now, want) => {
+    expect(unfoundCreate({ last, now })).toEqual(want);
   });
 });

@@ -188,13 +188,17 @@ describe('work queue', () => {
   });
 
   describe('an account whose budget is backed up: its items not begun stay queued, holding no worker', () => {
-    // keys `ns/name`; the account is the name's first letter (s: its budget backed up)
+    // keys `ns/name`; the account is the name's first letter (s: its budget backed up; c: its
+    // first check under way after a start)
     const backed = new Set<string>(['s']);
     const deferring = () =>
       new WorkQueue<string>({
         name: 't',
         accountOf: (k) => k.split('/')[1]![0],
-        deferred: (k) => backed.has(k.split('/')[1]![0]!),
+        deferred: (k) => {
+          const a = k.split('/')[1]![0]!;
+          return a === 'c' ? 'start' : backed.has(a) ? 'budget' : false;
+        },
       });
     const pending = (p: Promise<string | undefined>) =>
       Promise.race([p, new Promise<string>((r) => setTimeout(() => r('(waiting)'), 10))]);
@@ -224,6 +228,15 @@ describe('work queue', () => {
       q.add('t/s2');
       expect(await pending(worker)).toBe('(waiting)');
       expect(await pending(q.getNewcomer())).toBe('(waiting)'); // t has one in progress
+    });
+
+    it('an item kept back for its start (its account not checked yet) goes to no worker, the newcomer neither', async () => {
+      const q = deferring();
+      const newcomer = q.getNewcomer();
+      q.add('t/c1');
+      expect(await pending(newcomer)).toBe('(waiting)');
+      expect(await pending(q.get())).toBe('(waiting)');
+      expect(q.length).toBe(1);
     });
   });
 

@@ -48,7 +48,8 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
   d.references.addKind(b.kind);
   const observer = kindObserver(b, {
     // the whole account's resources of the kind, at low budget priority
-    list: (onPage, onMalformed) => b.api.list(d.api!, {}, { priority: 'low', onPage, onMalformed }),
+    list: (onPage, onMalformed, first) =>
+      b.api.list(d.api!, {}, { priority: first ? 'high' : 'low', onPage, onMalformed }),
     log: d.log,
     metrics: d.metrics,
     account: INSTALLATION,

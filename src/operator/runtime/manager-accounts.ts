@@ -90,7 +90,8 @@ export class ManagerAccounts {
         const o = this.registry.observer(id, c.binding.kind);
         return o ? [o] : [];
       });
-      void refreshAll(observers).finally(() => this.kickAll());
+      // each pass's end kicks the queues (the observer's `listed`)
+      void refreshAll(observers);
     };
     for (const id of [...kinds.keys()]) if (!this.ctl!.checking(id)) this.listFirst(id);
   }
@@ -231,11 +232,17 @@ export class ManagerAccounts {
         const obj = object(key);
         const id = accountOf(obj);
         if (id === undefined) return false;
-        if (this.ctl!.checking(id)) return true;
+        if (this.ctl!.checking(id)) return 'start';
         const e = this.registry.get(id);
         if (!e) return false;
-        if (e.limiter.backedUp(priority)) return true;
-        return !!(obj!.status as { id?: string } | undefined)?.id && !!e.observers.get(kind)?.firstListing;
+        // an edit or a delete does not wait for the list: it reads its own resource
+        if (
+          priority !== 'urgent' &&
+          (obj!.status as { id?: string } | undefined)?.id &&
+          e.observers.get(kind)?.firstListing
+        )
+          return 'start';
+        return e.limiter.backedUp(priority) ? 'budget' : false;
       },
     };
   }

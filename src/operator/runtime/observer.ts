@@ -84,11 +84,16 @@ export interface ObserverOptions {
   /**
    * The kind's own list (a carried kind's, used when the carrying kind's observer is not there);
    * a resource in a shape the operator does not know is left out and told to `onMalformed`.
+   * `first`: no list has completed yet, and objects with a remote resource wait for this one
+   * (it goes at a user's priority, not at observation's).
    */
   list: (
     onPage: (sentAt: number) => void,
     onMalformed: (m: MalformedItem) => void,
+    first: boolean,
   ) => AsyncIterable<RemoteBase>;
+  /** A pass ended, complete or not (work kept back for a first list may go). */
+  listed?: () => void;
   /** What the API keeps unique for a resource of the kind, if it keeps anything. */
   conflictKey?: (remote: RemoteBase) => string | undefined;
   /**
@@ -137,6 +142,7 @@ export class Observer {
     if (carrier) return carrier.refreshFor(this).then(() => this.current);
     this.running ??= this.take().finally(() => {
       this.running = undefined;
+      this.opts.listed?.();
     });
     return this.running;
   }
@@ -171,9 +177,13 @@ export class Observer {
         );
     };
     try {
-      for await (const r of this.opts.list((t) => {
-        pageAt = t;
-      }, onMalformed)) {
+      for await (const r of this.opts.list(
+        (t) => {
+          pageAt = t;
+        },
+        onMalformed,
+        !this.current,
+      )) {
         if (!carries) {
           own.add(r, pageAt);
           continue;
@@ -220,7 +230,7 @@ export class Observer {
  */
 export function kindObserver(
   b: AnyBinding,
-  o: Pick<ObserverOptions, 'list' | 'log' | 'metrics' | 'account'> & {
+  o: Pick<ObserverOptions, 'list' | 'log' | 'metrics' | 'account' | 'listed'> & {
     bindings: readonly AnyBinding[];
     observer: (kind: string) => Observer | undefined;
     existing: (kind: string) => Observer | undefined;
@@ -235,6 +245,7 @@ export function kindObserver(
     log: o.log,
     metrics: o.metrics,
     account: o.account,
+    listed: o.listed,
     ...(carries ? { carries: { field: carries.field, observer: () => o.existing(carries.kind) } } : {}),
     ...(carrier ? { carriedBy: () => o.observer(carrier.kind) } : {}),
   });

@@ -24,7 +24,8 @@ export interface Controller {
  * A run that has to wait for its account's budget lets its worker go to the next key: it goes
  * on by itself once served (the queue keeps it in progress, and keeps back the account's further
  * keys while its budget is backed up), so accounts slow to serve (a low rateLimitPerMinute) hold
- * no worker other accounts' objects need.
+ * no worker other accounts' objects need. Only with a queue that keeps work back (else the whole
+ * backlog would move into the budget's queue), and PARKED_MAX runs per kind at most.
  */
 export async function runWorker(
   c: Controller,
@@ -36,31 +37,48 @@ export async function runWorker(
   for (;;) {
     const key = await (only === 'newcomer' ? c.queue.getNewcomer() : c.queue.get(only === 'urgent'));
     if (key === undefined) return;
+    if (!c.queue.defers) {
+      await runOne(c, o, key);
+      continue;
+    }
     let letGo!: () => void;
-    const waiting = new Promise<void>((resolve) => (letGo = resolve));
+    const waiting = new Promise<void>((resolve) => {
+      letGo = resolve;
+    });
     await Promise.race([runOne(c, o, key, letGo), waiting]);
   }
 }
+
+/**
+ * Runs waiting for budget without a worker, per kind, at most: each holds the object as read
+ * before its turn; a tenant with many namespaces on slow accounts (one such run each, through
+ * the newcomer worker) holds workers again past it, as it did before runs let them go.
+ */
+const PARKED_MAX = 64;
+const parked = new WeakMap<Controller, number>();
 
 /** One key's run, and what its outcome asks of the queue. `waiting`: told once if it waits for budget. */
 async function runOne(
   c: Controller,
   o: { metrics: Metrics; log: Logger },
   key: string,
-  waiting: () => void,
+  waiting?: () => void,
 ): Promise<void> {
   const name = c.binding.kind.toLowerCase();
   const end = o.metrics.reconcileTime.startTimer({ controller: name });
   o.metrics.activeWorkers.inc({ controller: name });
   let working = true;
+  let parks = false;
   const letGo = () => {
-    if (!working) return;
+    if (!working || (parked.get(c) ?? 0) >= PARKED_MAX) return;
     working = false;
+    parks = true;
+    parked.set(c, (parked.get(c) ?? 0) + 1);
     o.metrics.activeWorkers.dec({ controller: name });
-    waiting();
+    waiting!();
   };
   try {
-    const out = await c.engine.reconcile(key, letGo);
+    const out = await c.engine.reconcile(key, waiting && letGo);
     if (out.retry) {
       c.queue.addRateLimited(key);
       o.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
@@ -85,6 +103,7 @@ async function runOne(
     end();
     if (working) o.metrics.activeWorkers.dec({ controller: name });
     working = false;
+    if (parks) parked.set(c, (parked.get(c) ?? 1) - 1);
     c.queue.done(key);
   }
 }

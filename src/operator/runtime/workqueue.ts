@@ -26,19 +26,24 @@ export interface QueueOptions<T = string> {
    */
   maxPerAccount?: () => number;
   /**
-   * Whether an item's account already has callers enough waiting for its budget at this
-   * priority (RateLimiter.backedUp): the item then stays queued here, where it holds no worker
-   * and decides nothing on state that would be old by its turn. Call `kick()` when the budget
-   * serves a caller. A namespace's first item (the newcomer worker's) goes anyway, to take its
-   * turn among the namespaces waiting for the budget.
+   * Whether an item is kept back now: `budget` while its account already has callers enough
+   * waiting for its budget at this priority (RateLimiter.backedUp), `start` while what it needs
+   * after a start is under way (its account's first check, its kind's first list). It then
+   * stays queued here, where it holds no worker and decides nothing on state that would be old
+   * by its turn; call `kick()` when that changes. A namespace's first item (the newcomer
+   * worker's) goes anyway when only the budget keeps it, to take its turn among the namespaces
+   * waiting for the budget.
    */
-  deferred?: (item: T, priority: Priority) => boolean;
+  deferred?: (item: T, priority: Priority) => Deferral;
   /**
    * The priority an item takes when added without one (a retry, a reference let go): a
    * delete or an edit stays urgent whoever queues it, not only the watch event that began it.
    */
   priorityOf?: (item: T) => Priority | undefined;
 }
+
+/** Why an item is kept back (QueueOptions.deferred), or false. */
+export type Deferral = false | 'budget' | 'start';
 
 /** A namespaced key's namespace (`ns/name`); '' for a cluster-scoped one. */
 export const namespaceOfKey = (key: unknown): string => {
@@ -105,6 +110,11 @@ export class WorkQueue<T = string> {
     const q = this.queue;
     return Math.max(q.flows('urgent'), q.flows('high'), q.flows('low'));
   }
+  /** Whether items may be kept back (`deferred`): only then may a run waiting for budget let its worker go. */
+  get defers(): boolean {
+    return !!this.opts.deferred;
+  }
+
   get inFlight(): number {
     return this.processing.size;
   }
@@ -160,13 +170,15 @@ export class WorkQueue<T = string> {
    */
   private dispatch(item: T, priority: Priority): void {
     const newcomer = () => (this.busy.has(this.opts.flowOf(item)) ? undefined : this.newcomerGetters.shift());
-    const g = this.accountFull(item)
-      ? undefined
-      : this.opts.deferred?.(item, priority)
-        ? newcomer()
-        : ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
-          this.getters.shift() ??
-          newcomer());
+    const kept = this.accountFull(item) ? 'start' : (this.opts.deferred?.(item, priority) ?? false);
+    const g =
+      kept === 'start'
+        ? undefined
+        : kept === 'budget'
+          ? newcomer()
+          : ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
+            this.getters.shift() ??
+            newcomer());
     if (g) {
       this.begin(item, priority);
       g(item);
@@ -265,12 +277,15 @@ export class WorkQueue<T = string> {
    */
   private take(sort: 'any' | 'urgent' | 'newcomer'): T | undefined {
     const cap = this.cap;
-    const deferred = sort === 'newcomer' ? undefined : this.opts.deferred;
+    const deferred = this.opts.deferred;
+    // the newcomer worker's item goes though the budget is backed up, not before its start is done
+    const passes = (d: Deferral) => !d || (d === 'budget' && sort === 'newcomer');
     const capped = Number.isFinite(cap);
     const next = this.queue.shiftWhere(
       sort === 'newcomer' ? (flow) => !this.busy.has(flow) : () => true,
       capped || deferred
-        ? (item, priority) => !(capped && this.accountFull(item, cap)) && !deferred?.(item, priority)
+        ? (item, priority) =>
+            !(capped && this.accountFull(item, cap)) && passes(deferred?.(item, priority) ?? false)
         : undefined,
       sort === 'urgent',
     );

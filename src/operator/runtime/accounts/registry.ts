@@ -70,7 +70,7 @@ export class AccountRegistry {
    * Told once per check (the account controller checks the key again).
    */
   onRefused?: (id: string) => void;
-  /** An account's budget served a caller (work kept back for it may go now). */
+  /** An account's budget served a caller, or one of its lists ended: work kept back for it may go now. */
   onRoom?: (id: string) => void;
 
   constructor(factory: ClientFactory) {

@@ -25,7 +25,15 @@ import {
 import { digestsOf, ownerOfDigests, planModules } from './plan-changes.ts';
 import { deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
 import { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
-import { ConflictReader, findOwned, readDeleteEvidence, readerFor, readId, readOwnerState } from './read.ts';
+import {
+  ConflictReader,
+  findOwned,
+  lostCreate,
+  readDeleteEvidence,
+  readerFor,
+  readId,
+  readOwnerState,
+} from './read.ts';
 import * as report from './report.ts';
 import { wanted } from './resolve.ts';
 import {
@@ -346,9 +354,12 @@ export class Engine implements EngineContext {
   private async finalize(ctx: EngineContext, obj: KubeObject): Promise<Outcome | Failure> {
     const memo = this.memos.of(keyOf(obj));
     let id = statusOf(obj).id;
-    // A create may have landed without its id being recorded: it must not be orphaned.
-    if (!id && obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION])
-      id = (await findOwned(ctx, obj, {}))?.id;
+    // A create may have landed without its id being recorded, or may land late: it must not be orphaned.
+    if (!id && obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION]) {
+      const lost = await lostCreate(ctx, obj, {});
+      if (isFailure(lost)) return lost;
+      id = lost.id;
+    }
     // The manager requeues this object when a referrer goes away or stops referencing it.
     const referrers = id
       ? this.opts.cache.referrersOf(this.binding.kind, obj.metadata.namespace!, obj.metadata.name)

@@ -81,12 +81,12 @@ export async function create(
   }
   const inline = Object.fromEntries([...want.modules].filter(([, v]) => v !== null));
   const key = keyOf(obj);
-  const sentAt = Date.now();
   const remote = (await call(ctx, obj.metadata.namespace ?? '', `create ${ctx.binding.kind}`, () =>
     ctx.binding.api
       .create(ctx.opts.api, { ...want.desired, ...want.common, ...inline })
       .catch((err: unknown) => {
-        ctx.memos.failedCreates.set(key, { at: sentAt, answered: isApiError(err) && !unanswered(err) });
+        // timed from the failure: the request may have waited for budget before it left
+        ctx.memos.failedCreates.set(key, { at: Date.now(), answered: isApiError(err) && !unanswered(err) });
         throw err;
       }),
   )) as Remote;

@@ -94,7 +94,7 @@ export class Memos {
    * The last create that failed, by object: when it was sent and whether the API's own answer
    * (or a connection never made) says it was not done. Only failures are kept: a few at most.
    */
-  readonly failedCreates = new Map<string, { at: number; answered?: boolean }>();
+  readonly failedCreates = new Map<string, { at: number; answered?: boolean; nextLook?: number }>();
 
   /** The object's memo, made when first needed. */
   of(key: string): Memo {

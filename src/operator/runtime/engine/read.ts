@@ -88,7 +88,7 @@ export async function findOwned(ctx: EngineContext, obj: KubeObject, desired: Re
 /**
  * The remote id this object has: recorded in status, named for adoption, or (`recovered`)
  * found by its marker after a crash mid-create or a create whose answer was lost; a failure
- * (wait and look again) while such a create may still be made (unfoundCreate).
+ * (wait and look again) while such a create may still be made.
  */
 export async function readId(
   ctx: EngineContext,
@@ -97,27 +97,43 @@ export async function readId(
 ): Promise<{ id?: string; recovered?: boolean } | Failure> {
   const ann = obj.metadata.annotations ?? {};
   const id = statusOf(obj).id ?? ann[ID_ANNOTATION];
-  const mark = ann[CREATE_PENDING_ANNOTATION];
-  if (id || !mark) return { id };
+  if (id || !ann[CREATE_PENDING_ANNOTATION]) return { id };
+  return lostCreate(ctx, obj, desired);
+}
+
+/**
+ * The resource a create-pending object may have, by its marker (a create cut short, or whose
+ * answer was lost): its id, nothing (made anew, or let go by a delete), or a failure while a
+ * create may still be made (unfoundCreate). Between looks no list is made: each costs the
+ * kind's whole list.
+ */
+export async function lostCreate(
+  ctx: EngineContext,
+  obj: KubeObject,
+  desired: Record<string, unknown>,
+): Promise<{ id?: string; recovered?: boolean } | Failure> {
   const key = keyOf(obj);
+  const last = ctx.memos.failedCreates.get(key);
+  const unconfirmed = (ms: number) =>
+    failure(
+      {
+        state: 'progressing',
+        reason: 'CreateUnconfirmed',
+        message: `the last create of this ${ctx.binding.kind} got no answer from the API and may still be made: it is looked for by its owner marker again before anything is created or let go`,
+      },
+      { requeueAfterMs: ms },
+    );
+  const now = Date.now();
+  if (last?.nextLook !== undefined && last.nextLook > now) return unconfirmed(last.nextLook - now);
   const found = await findOwned(ctx, obj, desired);
   if (found) {
     ctx.memos.failedCreates.delete(key);
     return { id: found.id, recovered: true };
   }
-  const last = ctx.memos.failedCreates.get(key);
-  const d = unfoundCreate({ last, markAt: Date.parse(mark), now: Date.now() });
+  const d = unfoundCreate({ last, now: Date.now() });
   if (d.action === 'create') return {};
-  // after a restart: counted from the first look, whatever the mark's clock said
-  if (!last) ctx.memos.failedCreates.set(key, { at: d.since });
-  return failure(
-    {
-      state: 'progressing',
-      reason: 'CreateUnconfirmed',
-      message: `the last create of this ${ctx.binding.kind} got no answer from the API and may still be made: not found by its marker yet, looked for again in ${Math.ceil(d.ms / 1000)}s before it is created anew`,
-    },
-    { requeueAfterMs: d.ms },
-  );
+  ctx.memos.failedCreates.set(key, { ...(last ?? { at: Date.now() }), nextLook: Date.now() + d.ms });
+  return unconfirmed(d.ms);
 }
 
 /**
