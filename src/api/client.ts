@@ -108,8 +108,8 @@ function parseResponse(schema: z.ZodType, body: unknown, operation: string, id?:
 /** A list's pages with their resources unread: each is read on its own (one malformed resource spoils no other). */
 const envelopes = new WeakMap<ListDef, z.ZodType>();
 const envelopeOf = (def: ListDef): z.ZodType => {
-  let e = envelopes.get(def);
-  if (!e) envelopes.set(def, (e = listResponse(def.key, z.unknown())));
+  const e = envelopes.get(def) ?? listResponse(def.key, z.unknown());
+  envelopes.set(def, e);
   return e;
 };
 

@@ -267,13 +267,11 @@ export class Manager {
     // Secrets): by then the reverse index of references is complete, so an object is never
     // judged against a referenced object that is merely not listed yet, and every later
     // change to a referenced object finds its dependants.
-    // ... and, for each kind with objects, once a first bulk observation is there: after a
-    // restart every object is compared against it instead of costing a GET each.
-    // ... and once every account has been checked (its key read and proved): objects never
-    // report waiting for an account that is merely not looked at yet
-    // With accounts, only an account's own objects wait for its first check and lists
-    // (ManagerAccounts.startLists, the queues' `deferred`): one slow or hung account does not
-    // hold every namespace's start.
+    // After a restart an object should be compared with a first bulk list instead of costing a
+    // GET, and never report waiting for an account that is merely not looked at yet. With
+    // accounts, only an account's own objects wait for its first check and lists, in the queues
+    // (ManagerAccounts.startLists, `deferred`): one slow or hung account does not hold every
+    // namespace's start. Without them, the workers wait for the one account's first lists.
     const synced = Promise.all(this.informers.map((i) => i.synced));
     const accounts = this.accounts;
     const all = accounts?.ctl

@@ -91,8 +91,9 @@ export class Memos {
   private readonly toRecord = new Map<string, Memo>();
 
   /**
-   * The last create that failed, by object: when it was sent and whether the API's own answer
-   * (or a connection never made) says it was not done. Only failures are kept: a few at most.
+   * The last create that failed, by object: when it failed, whether the API's own answer (or a
+   * connection never made) says it was not done, and when it is looked for next. Kept until the
+   * create succeeds, its resource is found, or the object goes.
    */
   readonly failedCreates = new Map<string, { at: number; answered?: boolean; nextLook?: number }>();
 
