@@ -55,12 +55,25 @@ const keyRef = (cluster: boolean) =>
     cluster ? 'the Secret key holding the API key' : 'the Secret key (same namespace) holding the API key',
   );
 
+/**
+ * What `spec.apiURL` must look like: http or https, a host (a DNS name or IPv4 address, or an
+ * IPv6 address in brackets; no user:password@), an optional port, then a path, query or
+ * fragment of printable ASCII: no whitespace or control character anywhere. ASCII classes only,
+ * so admission's RE2 and JavaScript's engine (the unit tests' CEL evaluator) read it alike (`\s`
+ * is ASCII in RE2, Unicode in JavaScript). Not Kubernetes' CEL `isURL()`: it takes any scheme,
+ * and the evaluator the unit tests run has no such function.
+ */
+export const API_URL_PATTERN = String.raw`^https?://([A-Za-z0-9_.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?([/?#][!-~]*)?$`;
+/** A pattern as a single-quoted CEL string literal's content (CEL strings have escapes too). */
+const quote = (pattern: string) => pattern.replaceAll('\\', '\\\\').replaceAll("'", "\\'");
+
 const common = (cluster: boolean) => ({
   apiKeySecretRef: keyRef(cluster),
   apiURL: doc(
     cel(z.string().min(1).max(2048), {
-      rule: "self.startsWith('https://') || self.startsWith('http://')",
-      message: 'apiURL must be an http(s) URL',
+      rule: `self.matches('${quote(API_URL_PATTERN)}')`,
+      message:
+        'apiURL must be an http(s) URL: http:// or https://, a host, an optional :port and path, and no whitespace or non-ASCII character',
     }),
     "the API's base URL (default: the operator's --api-url); another URL is used only when the installation allows it (--account-api-urls)",
   ).optional(),
@@ -72,21 +85,42 @@ const common = (cluster: boolean) => ({
 
 const LabelSelector = doc(
   z.object({
-    matchLabels: z.record(z.string().max(317), z.string().max(63)).optional(),
-    matchExpressions: z
-      .array(
-        z.object({
-          key: z.string().max(317),
-          operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
-          values: z.array(z.string().max(63)).max(100).optional(),
-        }),
-      )
-      .max(20)
-      .optional(),
+    matchLabels: doc(
+      z.record(z.string().max(317), z.string().max(63)),
+      'labels a namespace must all have, with these values',
+    ).optional(),
+    matchExpressions: doc(
+      z
+        .array(
+          z.object({
+            key: doc(z.string().max(317), 'the label the expression reads'),
+            operator: doc(
+              z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+              'In: the label is one of values; NotIn: it is absent or none of values; Exists: it is there; DoesNotExist: it is absent',
+            ),
+            values: doc(
+              z.array(z.string().max(63)).max(100),
+              'the values In and NotIn compare with (empty for Exists and DoesNotExist)',
+            ).optional(),
+          }),
+        )
+        .max(20),
+      'expressions on labels a namespace must all meet',
+    ).optional(),
   }),
   'a label selector on namespaces',
 );
 export type LabelSelector = z.infer<typeof LabelSelector>;
+
+/**
+ * `spec.namespaceSelector`'s rule: a selector with neither a label nor an expression selects
+ * every namespace (Kubernetes' semantics), so a ClusterEdgeAccount would be open to all.
+ */
+export const NON_EMPTY_SELECTOR = {
+  rule: '(has(self.matchLabels) && size(self.matchLabels) > 0) || (has(self.matchExpressions) && size(self.matchExpressions) > 0)',
+  message:
+    'namespaceSelector: an empty selector would admit every namespace: list namespaces in spec.namespaces or select them by label',
+};
 
 export const EdgeAccountSpec = z.object(common(false));
 export const ClusterEdgeAccountSpec = z.object({
@@ -95,7 +129,14 @@ export const ClusterEdgeAccountSpec = z.object({
     noRepeats(z.array(z.string().min(1).max(63)).max(1000)),
     'namespaces that may use this account, by name',
   ).optional(),
-  namespaceSelector: doc(LabelSelector, 'namespaces that may use this account, by label').optional(),
+  namespaceSelector: doc(
+    cel(LabelSelector, NON_EMPTY_SELECTOR),
+    'namespaces that may use this account, by label (at least one label or expression: an empty selector would select every namespace)',
+  ).optional(),
+  adoptFrom: doc(
+    noRepeats(z.array(z.string().min(1).max(63)).max(1000)),
+    "namespaces whose objects may adopt, observe or reference by raw id resources of this account that no object of this installation made (default: none but the operator's own namespace)",
+  ).optional(),
 });
 export type EdgeAccountSpec = z.infer<typeof EdgeAccountSpec>;
 export type ClusterEdgeAccountSpec = z.infer<typeof ClusterEdgeAccountSpec>;
