@@ -102,4 +102,27 @@ export const ID_PREFIX = {
 } as const;
 export type IdKind = keyof typeof ID_PREFIX;
 
+/**
+ * Resources one may point another at (a rule's policy, a route's backend, an edge's route): a
+ * raw id of one of these reaches into what the account holds. Identities (users, bots), agents'
+ * sessions and certificate authorities (which only narrow who may reach one's own edge) are not.
+ */
+const REACHABLE: IdKind[] = [
+  'ipPolicyRule',
+  'ipPolicy',
+  'ipRestriction',
+  'tunnelGroupBackend',
+  'weightedBackend',
+  'httpResponseBackend',
+  'sshCredential',
+  'httpsEdge',
+  'httpsEdgeRoute',
+  'tcpEdge',
+  'tlsEdge',
+];
+const REACHABLE_ID = new RegExp(`^(${REACHABLE.map((k) => ID_PREFIX[k]).join('|')})_[A-Za-z0-9]+$`);
+
+/** Whether a string is the id of a resource another may be pointed at. */
+export const isReachableId = (id: string): boolean => REACHABLE_ID.test(id);
+
 /** Backend ids a weighted backend may point at. */

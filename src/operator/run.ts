@@ -262,8 +262,13 @@ async function startOperator(
         url: apiUrl,
         perMinute: cfg.apiRatePerMinute,
         namespace: cfg.leaderElectionNamespace,
+        adoptFrom: cfg.adoptFrom,
       },
       allowedUrls: cfg.accountApiUrls,
+      limits: {
+        maxPerNamespace: cfg.maxAccountsPerNamespace,
+        maxRatePerMinute: cfg.maxAccountRatePerMinute ?? cfg.apiRatePerMinute,
+      },
     },
     bindings: BINDINGS,
     log,

@@ -10,6 +10,8 @@ import {
   type AccountFacts,
   effectiveAccount,
   INSTALLATION,
+  mayAdopt,
+  mayUse,
   resolveAccount,
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import type { EngineAccounts } from '../../src/operator/runtime/engine/index.ts';
@@ -47,13 +49,18 @@ async function twoAccounts(o: { installation?: boolean; edge?: string[]; cluster
     // ClusterEdgeAccounts that admit no namespace
     clusterAccount: (name) => ((o.cluster ?? []).includes(name) ? { namespaces: ['elsewhere'] } : undefined),
     namespaceLabels: () => ({}),
+    installationAdoptFrom: ['*'],
+    operatorNamespace: 'edge-system',
   };
   const accounts: EngineAccounts = {
     accountOf: (obj: KubeObject) =>
       effectiveAccount(
         (obj.status ?? {}) as { id?: string; account?: string },
         resolveAccount(obj.metadata.namespace!, (obj.spec as { accountRef?: AccountRef }).accountRef, facts),
+        (id) => mayUse(id, obj.metadata.namespace!, facts),
       ),
+    mayUse: (id, ns) => mayUse(id, ns, facts),
+    mayAdopt: (id, ns) => mayAdopt(id, ns, facts),
     use: (id) => {
       const u = registry.use(id);
       return 'phase' in u ? u : { client: u.client };

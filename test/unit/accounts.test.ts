@@ -25,11 +25,14 @@ const facts = (o: {
   edge?: string[];
   cluster?: Record<string, { namespaces?: string[]; namespaceSelector?: Record<string, unknown> }>;
   labels?: Record<string, Record<string, string>>;
+  adoptFrom?: string[];
 }): AccountFacts => ({
   installationEnabled: o.installation ?? true,
   edgeAccountExists: (ns, name) => (o.edge ?? []).includes(`${ns}/${name}`),
   clusterAccount: (name) => o.cluster?.[name] as never,
   namespaceLabels: (ns) => o.labels?.[ns] ?? {},
+  installationAdoptFrom: o.adoptFrom ?? [],
+  operatorNamespace: 'edge-system',
 });
 
 describe('resolveAccount: accountRef, else the namespace default, else the installation', () => {

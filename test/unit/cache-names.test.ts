@@ -25,10 +25,10 @@ describe('naming the ids of an API message', () => {
 
   it.each([
     ['the namespace that holds it', 'team-a', 'edghts_1a2b3c4d5e (HTTPSEdge team-a/shop)'],
-    ['another namespace', 'team-b', 'edghts_1a2b3c4d5e.'],
+    ['another namespace: not even the id', 'team-b', 'HTTPS edge another resource of the account.'],
   ])('for %s', (_, ns, expected) => {
     expect(cache().nameIds(msg, ns)).toContain(expected);
-    if (ns !== 'team-a') expect(cache().nameIds(msg, ns)).not.toContain('team-a');
+    if (ns !== 'team-a') expect(cache().nameIds(msg, ns)).not.toMatch(/team-a|edghts_/);
   });
 
   it("a shared namespace's objects are named to every namespace (their ids are everyone's to use)", () => {
@@ -36,7 +36,15 @@ describe('naming the ids of an API message', () => {
     expect(cache(['platform']).nameIds(text, 'team-b')).toBe(
       'in use: ipp_9z8y7x6w5v (IPPolicy platform/corp)',
     );
-    expect(cache().nameIds(text, 'team-b')).toBe(text);
+    expect(cache().nameIds(text, 'team-b')).toBe('in use: another resource of the account');
+  });
+
+  it('an id no object holds (made through the API) is said only to the object that named it', () => {
+    const text = 'an IP restriction of type dashboard already exists: ipx_0a1b2c3d4e5f';
+    expect(cache().nameIds(text, 'team-b')).toBe(
+      'an IP restriction of type dashboard already exists: another resource of the account',
+    );
+    expect(cache().nameIds(text, 'team-b', new Set(['ipx_0a1b2c3d4e5f']))).toBe(text);
   });
 });
 

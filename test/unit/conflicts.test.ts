@@ -104,7 +104,7 @@ describe('findConflict', () => {
     [
       'a remote made outside the cluster',
       () => check(rule('a', '10.0.0.0/8'), [], [remote('ipr_x', '10.0.0.0/8')]),
-      'ipr_x, made outside the cluster, has the same CIDR in the same IP policy: delete one of them, or change this one',
+      'another resource of the account, made outside the cluster, has the same CIDR in the same IP policy: delete one of them, or change this one',
     ],
     [
       'a remote of another namespace’s object: neither its name nor its id',
@@ -124,7 +124,7 @@ describe('findConflict', () => {
           [],
           [remote('ipr_x', '10.0.0.0/8', { uid: 'u9', object: 'IPPolicyRule/team/z', cluster: 'c2' })],
         ),
-      "ipr_x, another installation's, has the same CIDR in the same IP policy: delete one of them, or change this one",
+      "a resource of another installation has the same CIDR in the same IP policy: delete one of them, or change this one",
     ],
     [
       'its own remote (after a crash before the id was recorded): none',

@@ -14,6 +14,8 @@ interface Named {
   name: string;
 }
 
+/** What a message says in place of an id the reader may not learn. */
+export const UNNAMED = 'another resource of the account';
 export class ObjectCache {
   private readonly kinds = new Map<string, { binding: AnyBinding; informers: Informer[] }>();
   /**
@@ -83,14 +85,18 @@ export class ObjectCache {
   /**
    * The text with each remote id that one of the managed objects holds followed by that
    * object (`ipx_123 (IPRestriction team/dash)`): the API's messages name remote resources only.
+   * An id no object the asking namespace may see holds, and that the asking object did not name
+   * itself (`known`), becomes "another resource of the account": the API's messages may name
+   * what a tenant has no business learning (the platform's restriction it collides with).
    */
-  nameIds = (text: string, namespace: string): string =>
+  nameIds = (text: string, namespace: string, known?: ReadonlySet<string>): string =>
     text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
       // only objects the asking namespace may see: another tenant's object names stay unsaid
       const o = this.holders(id).find(
         (x) => x.namespace === namespace || this.opts.sharedNamespaces?.includes(x.namespace),
       );
-      return o ? `${id} (${o.kind} ${o.namespace}/${o.name})` : id;
+      if (o) return `${id} (${o.kind} ${o.namespace}/${o.name})`;
+      return known?.has(id) ? id : UNNAMED;
     });
 
   /**

@@ -201,10 +201,11 @@ export function findConflict(input: {
     // this installation's resource whose object is gone: deleted since the list (or about to be
     // adopted back by a restore), not a conflict
     if (owner?.cluster === input.clusterId && !live.has(owner.uid)) continue;
+    // a resource no object here made: the platform's or another installation's, its id not the tenant's to learn
     const who = !owner
-      ? `${r.id}, made outside the cluster,`
+      ? 'another resource of the account, made outside the cluster,'
       : owner.cluster !== input.clusterId
-        ? `${r.id}, another installation's,`
+        ? 'a resource of another installation'
         : owner.object.split('/')[1] === ns
           ? `${r.id} (${owner.object.split('/')[0]} ${owner.object.split('/')[2]})`
           : // another tenant's resource: not even its id

@@ -4,12 +4,15 @@
 import type { Logger } from 'pino';
 import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
 import { AccountController } from './accounts/controller.ts';
+import type { AccountLimits } from './accounts/limits.ts';
 import type { AccountEntry, AccountRegistry } from './accounts/registry.ts';
 import {
   accountFlow,
   accountId,
   effectiveAccount,
   INSTALLATION,
+  mayAdopt,
+  mayUse,
   type Resolution,
   resolveAccount,
 } from './accounts/resolve.ts';
@@ -23,10 +26,21 @@ import type { QueueOptions } from './workqueue.ts';
 
 export interface AccountsOptions {
   registry: AccountRegistry;
-  /** The installation's own account: on, its URL (the default of accounts' apiURL), its budget. */
-  installation: { enabled: boolean; url?: string; perMinute: number; namespace: string };
+  /**
+   * The installation's own account: on, its URL (the default of accounts' apiURL), its budget,
+   * the operator's namespace, and the namespaces that may adopt in it (default: the operator's).
+   */
+  installation: {
+    enabled: boolean;
+    url?: string;
+    perMinute: number;
+    namespace: string;
+    adoptFrom?: string[];
+  };
   /** apiURLs accounts may use besides the installation's. */
   allowedUrls: string[];
+  /** Bounds on the EdgeAccounts tenants make. */
+  limits?: AccountLimits;
 }
 
 export class ManagerAccounts {
@@ -113,13 +127,23 @@ export class ManagerAccounts {
 
   /** The account an object works with now (held or resolved), or why none. */
   accountOf = (obj: KubeObject): Resolution => {
-    const facts = this.ctl!.facts(this.o.accounts.installation.enabled);
+    const facts = this.ctl!.facts(this.o.accounts.installation);
+    const ns = obj.metadata.namespace ?? '';
     const spec = obj.spec as { accountRef?: AccountRef } | undefined;
     return effectiveAccount(
       (obj.status ?? {}) as { id?: string; account?: string },
-      resolveAccount(obj.metadata.namespace ?? '', spec?.accountRef, facts),
+      resolveAccount(ns, spec?.accountRef, facts),
+      (id) => mayUse(id, ns, facts),
     );
   };
+
+  /** Whether objects of `namespace` may use account `id` (what status.account may name). */
+  mayUse = (id: string, namespace: string): boolean =>
+    mayUse(id, namespace, this.ctl!.facts(this.o.accounts.installation));
+
+  /** Whether objects of `namespace` may take or read what no object of theirs made in account `id`. */
+  mayAdopt = (id: string, namespace: string): boolean =>
+    mayAdopt(id, namespace, this.ctl!.facts(this.o.accounts.installation));
 
   /** Whether the object works with this account now. */
   uses(obj: KubeObject, id: string): boolean {
@@ -131,6 +155,8 @@ export class ManagerAccounts {
     const registry = this.registry;
     return {
       accountOf: this.accountOf,
+      mayUse: this.mayUse,
+      mayAdopt: this.mayAdopt,
       use: (id, kind, forDelete) => {
         const u = registry.use(id, forDelete);
         return 'phase' in u ? u : { client: u.client, observer: registry.observer(id, kind) };
@@ -155,6 +181,7 @@ export class ManagerAccounts {
       references: this.o.references,
       installation: a.installation,
       allowedUrls: a.allowedUrls,
+      limits: a.limits,
       lookup: (kind, key) => this.o.controllers.get(kind)?.engine.opts.cache.get(key),
       accountOf: this.accountOf,
       wake: (kind, obj) => void this.wake(kind, obj),

@@ -68,6 +68,14 @@ export const optionalBool = kind('[bool]', (flag, v) =>
 export const switchOnly = kind('', (_flag, v) => v === true);
 export const whole = (arg: string, min: number, max: number) =>
   kind(arg, (flag, v) => boundedNumber(flag, str(v), min, max, true), `${min}..${max}`, { min, max });
+/** A whole number, or unset (its default depends on other settings). */
+export const optionalWhole = (arg: string, min: number, max: number) =>
+  kind(
+    arg,
+    (flag, v) => (v === undefined || v === '' ? undefined : boundedNumber(flag, str(v), min, max, true)),
+    `${min}..${max}`,
+    { min, max },
+  );
 export const duration = (min: number, max: number, zero = false) =>
   kind(
     '<duration>',

@@ -14,6 +14,7 @@ import type { References } from '../references.ts';
 import { secretValue } from '../secrets.ts';
 import { WorkQueue } from '../workqueue.ts';
 import { KeyHolds } from './key-hold.ts';
+import { type AccountLimits, edgeAccountRefusal } from './limits.ts';
 import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
 import {
@@ -42,6 +43,8 @@ export interface AccountControllerOptions {
   informer?: Partial<InformerOptions>;
   installation: { enabled: boolean; url?: string; perMinute: number; namespace: string };
   allowedUrls: string[];
+  /** Bounds on the EdgeAccounts tenants make (default: none). */
+  limits?: AccountLimits;
   /** A managed object by kind and key (`ns/name`), from the informer caches. */
   lookup(kind: string, key: string): KubeObject | undefined;
   /** The account a managed object works with (held or resolved). */
@@ -57,6 +60,9 @@ export interface AccountControllerOptions {
 }
 
 type Spec = ClusterEdgeAccountSpec;
+
+/** How soon an account beyond a limit looks again (another may have gone meanwhile). */
+const LIMIT_RECHECK_MS = 15_000;
 
 /** How soon a deleted account whose objects may not all be listed yet is looked at again. */
 const UNSETTLED_RECHECK_MS = 1000;
@@ -139,12 +145,25 @@ export class AccountController {
   }
 
   /** What resolution reads, from these caches. */
-  readonly facts = (installationEnabled: boolean): AccountFacts => ({
-    installationEnabled,
+  readonly facts = (installation: {
+    enabled: boolean;
+    adoptFrom?: string[];
+    namespace: string;
+  }): AccountFacts => ({
+    installationEnabled: installation.enabled,
+    installationAdoptFrom: installation.adoptFrom ?? [],
+    operatorNamespace: installation.namespace,
     edgeAccountExists: (ns, name) => !!this.get(accountId('EdgeAccount', ns, name)),
     clusterAccount: (name) => this.get(accountId('ClusterEdgeAccount', undefined, name))?.spec as Spec,
     namespaceLabels: (ns) => this.namespaceInformer.get(ns)?.metadata.labels ?? {},
   });
+
+  /** A namespace's EdgeAccounts, from the cache. */
+  private edgeAccountsIn(namespace: string): KubeObject[] {
+    return (this.byKind.get('EdgeAccount') ?? []).flatMap((i) =>
+      i.list().filter((o) => o.metadata.namespace === namespace),
+    );
+  }
 
   /** The account object of an identity, from the cache. */
   get(id: string): KubeObject | undefined {
@@ -343,6 +362,13 @@ export class AccountController {
         'APIURLNotAllowed',
         `spec.apiURL ${url} is not the operator's API URL nor one the installation allows (--account-api-urls, chart value accounts.allowedAPIURLs)`,
       );
+    const limits = this.o.limits;
+    const over =
+      kind === 'EdgeAccount' && limits
+        ? edgeAccountRefusal(obj, this.edgeAccountsIn(obj.metadata.namespace ?? ''), limits)
+        : undefined;
+    // no client is made for it: nothing is held for an account beyond the limit
+    if (over) throw new AccountProblem({ state: 'stalled', ...over }, LIMIT_RECHECK_MS);
     const ref = spec.apiKeySecretRef;
     const ns = this.secretNamespace(kind, obj);
     const where = `Secret ${ns}/${ref.name}, key ${ref.key}`;

@@ -43,8 +43,14 @@ export const accountLabel = (id: string): string => id;
 export interface AccountFacts {
   installationEnabled: boolean;
   edgeAccountExists(namespace: string, name: string): boolean;
-  clusterAccount(name: string): { namespaces?: string[]; namespaceSelector?: LabelSelector } | undefined;
+  clusterAccount(
+    name: string,
+  ): { namespaces?: string[]; namespaceSelector?: LabelSelector; adoptFrom?: string[] } | undefined;
   namespaceLabels(namespace: string): Record<string, string> | undefined;
+  /** The namespaces that may adopt in the installation's account (`*`: every one). */
+  installationAdoptFrom: string[];
+  /** The operator's own namespace: the platform's, which may adopt in the accounts it shares. */
+  operatorNamespace: string;
 }
 
 export type Resolution =
@@ -120,6 +126,38 @@ export function resolveAccount(
   };
 }
 
+/**
+ * Whether objects of `namespace` may use account `id` at all: the installation's when it is on,
+ * their own namespace's EdgeAccounts, a ClusterEdgeAccount that admits the namespace. What
+ * status.account names is checked against it: status is writable by whoever may write status.
+ */
+export function mayUse(id: string, namespace: string, facts: AccountFacts): boolean {
+  if (id === INSTALLATION) return facts.installationEnabled;
+  const [kind, a, b] = id.split('/');
+  if (kind === 'EdgeAccount') return a === namespace && b !== undefined && facts.edgeAccountExists(a, b);
+  if (kind !== 'ClusterEdgeAccount' || !a) return false;
+  const account = facts.clusterAccount(a);
+  return !!account && admits(account, namespace, facts.namespaceLabels(namespace));
+}
+
+/**
+ * Whether objects of `namespace` may adopt, observe or reference by raw id the resources of
+ * account `id` that no object of theirs made (made outside the cluster, by another namespace,
+ * or by another installation). A shared account is one trust domain: only the namespaces it
+ * names may reach what it holds besides their own. An EdgeAccount serves its own namespace,
+ * which holds its key: everything in it is that namespace's already.
+ */
+export function mayAdopt(id: string, namespace: string, facts: AccountFacts): boolean {
+  if (id.startsWith('EdgeAccount/')) return id.startsWith(`EdgeAccount/${namespace}/`);
+  const listed =
+    id === INSTALLATION
+      ? facts.installationAdoptFrom
+      : (facts.clusterAccount(id.slice('ClusterEdgeAccount/'.length))?.adoptFrom ?? []);
+  if (listed.includes('*') || listed.includes(namespace)) return true;
+  // the platform's own namespace, unless the installation's list names others
+  return namespace === facts.operatorNamespace && (id !== INSTALLATION || !listed.length);
+}
+
 /** What an object records: the account holding its remote resource, once it has one. */
 interface Recorded {
   id?: string;
@@ -132,9 +170,15 @@ interface Recorded {
  * A remote resource is never looked for in another account: there its id answers 404, which
  * must not read as "deleted".
  */
-export function effectiveAccount(recorded: Recorded, resolved: Resolution): Resolution {
+export function effectiveAccount(
+  recorded: Recorded,
+  resolved: Resolution,
+  usable: (id: string) => boolean = () => true,
+): Resolution {
   if (!recorded.id) return resolved;
   const held = recorded.account ?? INSTALLATION;
+  // an account this namespace may not use never held its resource: the status is not the operator's
+  if (!usable(held)) return resolved;
   if (!resolved.ok || resolved.id === held) return resolved.ok ? resolved : resolved;
   return {
     ok: false,
@@ -146,13 +190,27 @@ export function effectiveAccount(recorded: Recorded, resolved: Resolution): Reso
 
 /**
  * The account that holds an object's remote resource, for a delete (no resolution needed).
- * `status.account` is writable by whoever may write status: another namespace's EdgeAccount is
- * never this object's, so the delete resolves the account as any reconcile does.
+ * `status.account` is writable by whoever may write status: an account the namespace may not
+ * use (another namespace's EdgeAccount, a ClusterEdgeAccount that does not admit it) is never
+ * this object's, so the delete resolves the account as any reconcile does.
  */
-export function holdingAccount(recorded: Recorded, namespace: string): string | undefined {
+export function holdingAccount(
+  recorded: Recorded,
+  namespace: string,
+  usable: (id: string) => boolean = (id) =>
+    !id.startsWith('EdgeAccount/') || id.startsWith(`EdgeAccount/${namespace}/`),
+): string | undefined {
   if (!recorded.id) return undefined;
   const held = recorded.account ?? INSTALLATION;
-  return held.startsWith('EdgeAccount/') && !held.startsWith(`EdgeAccount/${namespace}/`) ? undefined : held;
+  return usable(held) ? held : undefined;
+}
+
+/**
+ * The status field that names an account the object's namespace may not use (written by
+ * someone else than the operator), or undefined.
+ */
+export function forgedAccount(recorded: Recorded, usable: (id: string) => boolean): string | undefined {
+  return recorded.account && !usable(recorded.account) ? recorded.account : undefined;
 }
 
 /** A URL as compared with the allow-list: its origin and path, without a trailing slash. */

@@ -5,7 +5,7 @@
 // writes), report.ts (status, conditions, Events). A failure is a value (failure.ts) from
 // wherever it arises to the report.
 import { type PriorityCell, withPriority } from '../../../api/rate-limiter.ts';
-import { holdingAccount } from '../accounts/resolve.ts';
+import { describeAccount, forgedAccount, holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../binding.ts';
 import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION, managedResource } from '../constants.ts';
 import { keyOf } from '../informer.ts';
@@ -77,7 +77,9 @@ export class Engine implements EngineContext {
     const accounts = this.opts.accounts;
     if (!accounts) return this;
     const st = statusOf(obj);
-    const held = holdingAccount(st, obj.metadata.namespace ?? '');
+    const ns = obj.metadata.namespace ?? '';
+    const usable = (id: string) => accounts.mayUse(id, ns);
+    const held = holdingAccount(st, ns, usable);
     let id: string;
     if (obj.metadata.deletionTimestamp && held) id = held;
     else {
@@ -94,6 +96,7 @@ export class Engine implements EngineContext {
     return {
       opts: { ...this.opts, api: u.client, observer: u.observer },
       account: id,
+      mayAdopt: accounts.mayAdopt(id, ns),
       binding: this.binding,
       resource: this.resource,
       memos: this.memos,
@@ -181,6 +184,7 @@ export class Engine implements EngineContext {
     // resync's re-check): decided on the cached object, which only needs copying for a write
     if (this.settled(cached)) return { unchanged: true };
     const obj = structuredClone(cached);
+    this.distrustForgedStatus(obj);
     const p = planReconcile(obj);
     if (p.step.action === 'pause') return p.step.write ? report.pause(this, obj) : {};
     if (p.resumed) report.resumed(this, obj);
@@ -195,6 +199,32 @@ export class Engine implements EngineContext {
       else throw err;
     }
     return isFailure(result) ? report.reportFailure(this, obj, result, resetsAtStart, p.requested) : result;
+  }
+
+  /**
+   * Status is a cache, never an authority: a `status.account` naming an account the object's
+   * namespace may not use was not written by this operator (a status writer pointing the object
+   * at another account's resource). Its id is not trusted either: the object's own resource is
+   * looked for by its owner marker in the account it resolves to, as after a create cut short,
+   * and the status is put right by the sync's write. A Warning Event names the field.
+   */
+  private distrustForgedStatus(obj: KubeObject): void {
+    const accounts = this.opts.accounts;
+    if (!accounts) return;
+    const ns = obj.metadata.namespace ?? '';
+    const st = statusOf(obj);
+    const forged = forgedAccount(st, (id) => accounts.mayUse(id, ns));
+    if (!forged) return;
+    this.opts.events.record(
+      obj,
+      'Warning',
+      'StatusCorrected',
+      `status.account names ${describeAccount(forged)}, which namespace ${ns} may not use: not written by the operator, ignored with status.id; the object's resource is looked for by its owner marker`,
+    );
+    const status = obj.status as Record<string, unknown>;
+    delete status.id;
+    delete status.account;
+    obj.metadata.annotations = { ...obj.metadata.annotations, [CREATE_PENDING_ANNOTATION]: 'true' };
   }
 
   /**
@@ -281,7 +311,7 @@ export class Engine implements EngineContext {
     const { binding, opts } = this;
     const d = planSync({
       ...{ binding, obj, clusterId: opts.clusterId, digestKey: opts.digestKey, want, id, seen },
-      ...{ ownerState, applied, conflict, finalizer },
+      ...{ ownerState, applied, conflict, finalizer, mayAdopt: ctx.mayAdopt },
     });
     if (d.action === 'stall') return fromStall(d);
     const remote = await this.write(ctx, obj, want, d, seen, applied ?? statusOf(obj).secretDigests);
@@ -344,6 +374,7 @@ export class Engine implements EngineContext {
       seen,
       want,
       ownerState,
+      mayAdopt: ctx.mayAdopt,
     });
     if (d.action === 'stall') return fromStall(d);
     await report.reportObserved(ctx, obj, d, { want, requested, resetsAtStart });
@@ -386,7 +417,8 @@ export class Engine implements EngineContext {
   private async deleteTarget(ctx: EngineContext, obj: KubeObject, id: string): Promise<string | undefined> {
     const { evidence, claimedBy } = await readDeleteEvidence(ctx, obj, id);
     const self = ownerOf(this.binding.kind, obj, this.opts.clusterId);
-    const guard = deleteGuard({ id, self, namespace: obj.metadata.namespace!, evidence, claimedBy });
+    const namespace = obj.metadata.namespace!;
+    const guard = deleteGuard({ id, self, namespace, evidence, claimedBy, mayAdopt: ctx.mayAdopt });
     if (guard.action !== 'release') return deleteTarget(id, guard);
     this.opts.events.record(obj, 'Warning', guard.reason, guard.message);
     const own = await findOwned(ctx, obj, this.binding.desiredFromStatus?.(statusOf(obj)) ?? {});

@@ -7,6 +7,7 @@ import type { KubeObject } from '../kube.ts';
 import { call, type Failure, failure } from './failure.ts';
 import { type ModuleStep, moduleChanges, updateEvent } from './plan-changes.ts';
 import { deleteFailure } from './plan-delete.ts';
+import { idsNamedBy } from './resolve.ts';
 import { type EngineContext, type Remote, statusOf, type Wanted } from './types.ts';
 
 /** A metadata merge patch guarded by resourceVersion, so a stale cache cannot clobber. */
@@ -81,7 +82,7 @@ export async function create(
   }
   const inline = Object.fromEntries([...want.modules].filter(([, v]) => v !== null));
   const key = keyOf(obj);
-  const remote = (await call(ctx, obj.metadata.namespace ?? '', `create ${ctx.binding.kind}`, () =>
+  const remote = (await callFor(ctx, obj, `create ${ctx.binding.kind}`, () =>
     ctx.binding.api
       .create(ctx.opts.api, { ...want.desired, ...want.common, ...inline })
       .catch((err: unknown) => {
@@ -103,6 +104,10 @@ export async function create(
   return remote;
 }
 
+/** An API call of this object: its messages name no id the object's namespace may not learn. */
+const callFor = <T>(ctx: EngineContext, obj: KubeObject, what: string, fn: () => Promise<T>): Promise<T> =>
+  call(ctx, obj.metadata.namespace ?? '', what, fn, idsNamedBy(obj));
+
 /** The finalizer an adoption adds before its first call. */
 export async function addFinalizer(ctx: EngineContext, obj: KubeObject): Promise<void> {
   await patchMeta(ctx, obj, { finalizers: withFinalizer(obj) });
@@ -116,7 +121,7 @@ export async function update(
   patch: Record<string, unknown>,
   desired: Record<string, unknown>,
 ): Promise<Remote> {
-  const updated = (await call(ctx, obj.metadata.namespace ?? '', `update ${remote.id}`, () =>
+  const updated = (await callFor(ctx, obj, `update ${remote.id}`, () =>
     ctx.binding.api.update(ctx.opts.api, remote.id, patch, desired),
   )) as Remote;
   wrote(ctx, obj);
@@ -137,13 +142,13 @@ export async function writeModules(
   for (const step of steps) {
     const m = ctx.binding.modules!.find((x) => x.name === step.name)!;
     if ('delete' in step) {
-      await call(ctx, obj.metadata.namespace ?? '', `delete module ${m.name} of ${remote.id}`, () =>
+      await callFor(ctx, obj, `delete module ${m.name} of ${remote.id}`, () =>
         m.delete(ctx.opts.api, remote.id, desired),
       );
       now[m.name] = null;
       continue;
     }
-    const put = await call(ctx, obj.metadata.namespace ?? '', `put module ${m.name} of ${remote.id}`, () =>
+    const put = await callFor(ctx, obj, `put module ${m.name} of ${remote.id}`, () =>
       m.put(ctx.opts.api, remote.id, step.put, desired),
     );
     if (put && typeof put === 'object') now[m.name] = put;
@@ -184,7 +189,7 @@ export async function deleteRemote(
     ctx.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${id}`);
   } catch (err) {
     const failed = deleteFailure(id, err, (text) =>
-      ctx.opts.cache.nameIds(text, obj.metadata.namespace ?? ''),
+      ctx.opts.cache.nameIds(text, obj.metadata.namespace ?? '', idsNamedBy(obj, id)),
     );
     if (!failed.deleted) return failure(failed.phase, { retry: true });
   }

@@ -90,13 +90,17 @@ export async function apiCall<T>(
   }
 }
 
-/** API errors of a call, named with the objects behind the ids that `namespace` may see. */
+/**
+ * API errors of a call, named with the objects behind the ids that `namespace` may see; other
+ * ids are left out unless the object named them itself (`known`).
+ */
 export const call = <T>(
   ctx: EngineContext,
   namespace: string,
   what: string,
   fn: () => Promise<T>,
-): Promise<T> => apiCall(what, fn, (text) => ctx.opts.cache.nameIds(text, namespace));
+  known?: ReadonlySet<string>,
+): Promise<T> => apiCall(what, fn, (text) => ctx.opts.cache.nameIds(text, namespace, known));
 
 /** A plan's stall as the failure report writes. */
 export const fromStall = (s: { reason: string; message: string; requeueAfterMs?: number }): Failure =>

@@ -5,7 +5,7 @@ import type { Phase } from '../conditions.ts';
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../constants.ts';
 import type { KubeObject } from '../kube.ts';
 import { decodeMetadata, type Owner } from '../owner.ts';
-import { isObserveOnly } from './plan.ts';
+import { adoptionRefused, isObserveOnly } from './plan.ts';
 import type { Seen } from './types.ts';
 
 export type FinalizeDecision =
@@ -50,7 +50,7 @@ export function planFinalize(i: {
 export type DeleteGuard =
   | { action: 'delete' }
   | { action: 'gone' }
-  | { action: 'release'; reason: 'OwnedElsewhere'; message: string };
+  | { action: 'release'; reason: 'OwnedElsewhere' | 'AdoptionNotAllowed'; message: string };
 
 /**
  * Whether the resource `id` names is this object's to DELETE. `status.id` is writable by
@@ -72,6 +72,8 @@ export function deleteGuard(i: {
   evidence: 'synced' | Seen;
   /** Another object of this installation whose status holds the id (`Kind/namespace/name`). */
   claimedBy?: string;
+  /** Whether the namespace may take resources of the account no object of it made (adoptionRefused). */
+  mayAdopt?: boolean;
 }): DeleteGuard {
   if (i.evidence === 'synced') return { action: 'delete' };
   if (!i.evidence.found) return { action: 'gone' };
@@ -88,6 +90,8 @@ export function deleteGuard(i: {
       ? marker.object
       : undefined
     : i.claimedBy;
+  const refused = !other && adoptionRefused(i.id, marker, i.self, i.namespace, i.mayAdopt, 'deleting it');
+  if (refused) return { action: 'release', reason: 'AdoptionNotAllowed', message: refused.message };
   if (!other) return { action: 'delete' };
   const [kind, ns, name] = other.split('/');
   // another namespace's object names are not this tenant's to read

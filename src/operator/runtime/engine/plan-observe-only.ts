@@ -5,7 +5,7 @@ import type { Phase } from '../conditions.ts';
 import { ID_ANNOTATION } from '../constants.ts';
 import type { KubeObject } from '../kube.ts';
 import { decodeMetadata } from '../owner.ts';
-import { type OwnerState, ownerOf, ownership } from './plan.ts';
+import { adoptionRefused, type OwnerState, ownerOf, ownership } from './plan.ts';
 import { driftOf, type Stall, stallWith } from './plan-changes.ts';
 import type { Remote, Seen, Status, Wanted } from './types.ts';
 
@@ -39,12 +39,17 @@ export function planObserveOnly(i: {
   seen: Seen;
   want: Wanted;
   ownerState?: OwnerState;
+  /** Whether the namespace may read resources of the account no object of it made. */
+  mayAdopt?: boolean;
 }): ObserveOnlyDecision {
   if (!i.seen.found)
     return stallWith('NotFound', `${i.id} does not exist (managementPolicy Observe creates nothing)`);
   const self = ownerOf(i.binding.kind, i.obj, i.clusterId);
   const marker = decodeMetadata(i.seen.remote.metadata).owner;
-  const owned = ownership(i.id, marker, self, i.obj.metadata.namespace, i.ownerState, 'reading it');
+  const ns = i.obj.metadata.namespace;
+  const owned =
+    ownership(i.id, marker, self, ns, i.ownerState, 'reading it') ??
+    adoptionRefused(i.id, marker, self, ns, i.mayAdopt, 'reading it');
   if (owned) return owned;
   const remote = i.seen.remote;
   const drift = driftOf(i.binding, remote, i.want);

@@ -222,6 +222,36 @@ export function ownership(
   return stallWith('OwnedElsewhere', `${id} is managed by ${who}; not taking it over`);
 }
 
+/**
+ * A shared account is one trust domain: a resource no object of this namespace made (made
+ * outside the cluster, or by an object of another namespace now gone) is taken over, read or
+ * deleted only from the namespaces the account lets adopt (`mayAdopt`). One this object made
+ * (its marker's uid, or its kind, namespace and name after a restore), or an object of its own
+ * namespace made, is the namespace's own. Another installation's or a live owner's: `ownership`.
+ */
+export function adoptionRefused(
+  id: string,
+  marker: Owner | undefined,
+  self: Owner,
+  namespace: string | undefined,
+  mayAdopt: boolean | undefined,
+  verb: 'taking it over' | 'reading it' | 'deleting it',
+): Stall | undefined {
+  if (mayAdopt !== false) return undefined;
+  if (marker && marker.cluster === self.cluster) {
+    if (marker.uid === self.uid || marker.object === self.object) return undefined;
+    if (marker.object.split('/')[1] === namespace) return undefined;
+  }
+  return stallWith(
+    'AdoptionNotAllowed',
+    adoptionMessage(`${id} was not made by an object of this namespace; not ${verb}`),
+  );
+}
+
+/** The rule, in the words every refusal of it uses. */
+export const adoptionMessage = (what: string) =>
+  `${what}: resources the cluster did not make here are adopted, observed or referenced by id only from the namespaces the account names (a ClusterEdgeAccount's spec.adoptFrom, the installation's --adopt-from)`;
+
 /** What the caches and the kind's last bulk list hold of the key this object wants unique. */
 export interface ConflictInput {
   key: string;
@@ -247,6 +277,8 @@ export interface SyncInput {
   conflict?: ConflictInput;
   /** The finalizer table's step: 'add' goes with the first write. */
   finalizer?: 'keep' | 'restore' | 'add';
+  /** Whether the namespace may take resources of the account no object of it made (adoptionRefused). */
+  mayAdopt?: boolean;
 }
 
 export type SyncDecision =
@@ -299,7 +331,10 @@ export function planSync(i: SyncInput): SyncDecision {
   const remote = i.seen.remote;
   const self = ownerOf(i.binding.kind, i.obj, i.clusterId);
   const marker = decodeMetadata(remote.metadata).owner;
-  const owned = ownership(remote.id, marker, self, i.obj.metadata.namespace, i.ownerState, 'taking it over');
+  const ns = i.obj.metadata.namespace;
+  const owned =
+    ownership(remote.id, marker, self, ns, i.ownerState, 'taking it over') ??
+    adoptionRefused(remote.id, marker, self, ns, i.mayAdopt, 'taking it over');
   if (owned) return owned;
   const update = planUpdate(i.binding, remote, i.want.desired, i.want.common);
   if (update.action === 'stall') return update;

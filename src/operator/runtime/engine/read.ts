@@ -20,7 +20,7 @@ function getReader(ctx: EngineContext, namespace: string): RemoteReader {
         return { found: true, remote: await ctx.binding.api.get(ctx.opts.api, id, desired) };
       } catch (err) {
         if (isNotFound(err)) return { found: false };
-        return call(ctx, namespace, `get ${id}`, () => Promise.reject(err));
+        return call(ctx, namespace, `get ${id}`, () => Promise.reject(err), new Set([id]));
       }
     },
   };

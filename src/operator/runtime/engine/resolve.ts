@@ -1,6 +1,7 @@
 // What an object wants: references resolved to ids (duplicates and cycles stall), Secrets
 // read, raw ids and the id named for adoption checked against other namespaces, the modules
 // built; or why it cannot say yet (a Failure, a value like every other outcome).
+import { isReachableId } from '../../../api/limits.ts';
 import { describeAccount } from '../accounts/resolve.ts';
 import type { Common } from '../binding.ts';
 import { ID_ANNOTATION } from '../constants.ts';
@@ -14,7 +15,7 @@ import {
   QUIET_WAIT_MS,
   stalled,
 } from './failure.ts';
-import { isObserveOnly, ownerOf } from './plan.ts';
+import { adoptionMessage, isObserveOnly, ownerOf } from './plan.ts';
 import type { EngineContext, Status, Wanted } from './types.ts';
 
 const METADATA_MAX = 4096;
@@ -41,6 +42,17 @@ export function rawIds(value: unknown, path: string): { path: string; id: string
   });
 }
 
+/** The ids an object names itself (its spec's raw ids, its id annotation, its status), and `more`. */
+export function idsNamedBy(obj: KubeObject, ...more: string[]): Set<string> {
+  const ids = new Set(more);
+  for (const { id } of rawIds(obj.spec ?? {}, 'spec')) ids.add(id);
+  const named = obj.metadata.annotations?.[ID_ANNOTATION];
+  if (named) ids.add(named);
+  const own = (obj.status as Status | undefined)?.id;
+  if (own) ids.add(own);
+  return ids;
+}
+
 /**
  * Ids written into the spec (`ipPolicyID`, `backendID`: resources made elsewhere) must not be
  * another namespace's resources: a namespace is a tenant.
@@ -55,6 +67,9 @@ function checkRawIds(ctx: EngineContext, obj: KubeObject): Failure | undefined {
       );
     // an id another account's object holds is unknown to this account's key (it would answer 404)
     const holder = cache.managerOf(id);
+    // one no object here holds: made outside the cluster (or by another installation)
+    if (!holder && ctx.mayAdopt === false && isReachableId(id))
+      return stalled('AdoptionNotAllowed', adoptionMessage(`${path}: ${id} is no object's of this cluster`));
     const target = holder && cache.lookup(holder.kind, holder.namespace, holder.name);
     const crossed = target && sameAccount(ctx, target, `${path}: ${id} (${holder.kind} ${holder.name})`);
     if (crossed) return crossed;

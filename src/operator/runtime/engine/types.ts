@@ -30,7 +30,7 @@ export interface EngineCache {
   /** The object whose status holds this remote id, in any namespace. */
   managerOf(id: string): { kind: string; namespace: string; name: string } | undefined;
   /** Names the Kubernetes objects behind remote ids in a message. */
-  nameIds(text: string, namespace: string): string;
+  nameIds(text: string, namespace: string, known?: ReadonlySet<string>): string;
   /**
    * Whether the object an owner marker names (`Kind/namespace/name`, `uid`) still exists, as
    * the object in namespace `asking` may learn it: 'unknown' when that cannot be read.
@@ -56,6 +56,13 @@ export interface EngineSecrets {
 export interface EngineAccounts {
   /** The account an object works with now (held or resolved; no API request), or why none. */
   accountOf(obj: KubeObject): Resolution;
+  /** Whether objects of the namespace may use the account (status.account is checked against it). */
+  mayUse(id: string, namespace: string): boolean;
+  /**
+   * Whether objects of the namespace may adopt, observe or reference by raw id the account's
+   * resources that no object of their namespace made.
+   */
+  mayAdopt(id: string, namespace: string): boolean;
   /**
    * The account's client and the kind's bulk observation there, or why the object must wait
    * (`forDelete`: the last key the API accepted serves, whatever the account's state now).
@@ -138,6 +145,11 @@ export interface EngineContext {
   readonly opts: ScopedOptions;
   /** The account of the object reconciled (undefined without accounts). */
   readonly account?: string;
+  /**
+   * Whether the object's namespace may take or read resources of the account that none of its
+   * objects made (without accounts: yes).
+   */
+  readonly mayAdopt?: boolean;
   readonly binding: AnyBinding;
   readonly resource: ResourcePath;
   readonly memos: Memos;

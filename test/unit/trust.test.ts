@@ -1,0 +1,187 @@
+// A shared account is one trust domain: who may take, read or delete what no object of its
+// namespace made, which accounts a namespace may use (status.account is checked against it),
+// and the bounds on the accounts tenants make. Tables of the pure decisions.
+import { describe, expect, it } from 'vitest';
+import { isReachableId } from '../../src/api/limits.ts';
+import { edgeAccountRefusal } from '../../src/operator/runtime/accounts/limits.ts';
+import {
+  type AccountFacts,
+  effectiveAccount,
+  forgedAccount,
+  holdingAccount,
+  INSTALLATION,
+  mayAdopt,
+  mayUse,
+} from '../../src/operator/runtime/accounts/resolve.ts';
+import { adoptionRefused } from '../../src/operator/runtime/engine/plan.ts';
+import { deleteGuard } from '../../src/operator/runtime/engine/plan-delete.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { encodeMetadata, type Owner } from '../../src/operator/runtime/owner.ts';
+
+const facts = (o: { installation?: boolean; adoptFrom?: string[] } = {}): AccountFacts => ({
+  installationEnabled: o.installation ?? true,
+  installationAdoptFrom: o.adoptFrom ?? [],
+  operatorNamespace: 'edge-system',
+  edgeAccountExists: (ns, name) => `${ns}/${name}` === 'team-a/default',
+  clusterAccount: (name) =>
+    name === 'b-only'
+      ? { namespaces: ['team-b'], adoptFrom: ['team-b'] }
+      : name === 'shared'
+        ? { namespaces: ['team-a', 'team-b'] }
+        : undefined,
+  namespaceLabels: () => ({}),
+});
+
+describe('mayUse: the accounts a namespace may use (what status.account may name)', () => {
+  const table: [string, string, string, boolean, ReturnType<typeof facts>][] = [
+    ['the installation, on', INSTALLATION, 'team-a', true, facts()],
+    ['the installation, off', INSTALLATION, 'team-a', false, facts({ installation: false })],
+    ['its own EdgeAccount', 'EdgeAccount/team-a/default', 'team-a', true, facts()],
+    ["another namespace's EdgeAccount", 'EdgeAccount/team-a/default', 'team-b', false, facts()],
+    ['an EdgeAccount that does not exist', 'EdgeAccount/team-a/other', 'team-a', false, facts()],
+    ['a ClusterEdgeAccount that admits it', 'ClusterEdgeAccount/b-only', 'team-b', true, facts()],
+    ['a ClusterEdgeAccount that does not', 'ClusterEdgeAccount/b-only', 'team-a', false, facts()],
+    ['a ClusterEdgeAccount that does not exist', 'ClusterEdgeAccount/gone', 'team-a', false, facts()],
+    ['nonsense', 'Secret/x', 'team-a', false, facts()],
+  ];
+  it.each(table)('%s', (_, id, ns, expected, f) => expect(mayUse(id, ns, f)).toBe(expected));
+});
+
+describe('mayAdopt: who may reach what no object of theirs made', () => {
+  const table: [string, string, string, boolean, ReturnType<typeof facts>][] = [
+    ['installation, default: the operator namespace', INSTALLATION, 'edge-system', true, facts()],
+    ['installation, default: not a tenant', INSTALLATION, 'team-a', false, facts()],
+    ['installation, listed', INSTALLATION, 'team-a', true, facts({ adoptFrom: ['team-a'] })],
+    [
+      'installation, a list without the operator namespace',
+      INSTALLATION,
+      'edge-system',
+      false,
+      facts({ adoptFrom: ['team-a'] }),
+    ],
+    ['installation, every namespace', INSTALLATION, 'team-z', true, facts({ adoptFrom: ['*'] })],
+    ['its own EdgeAccount: its own key', 'EdgeAccount/team-a/default', 'team-a', true, facts()],
+    ["another namespace's EdgeAccount", 'EdgeAccount/team-a/default', 'team-b', false, facts()],
+    ['a ClusterEdgeAccount, listed', 'ClusterEdgeAccount/b-only', 'team-b', true, facts()],
+    ['a ClusterEdgeAccount, not listed', 'ClusterEdgeAccount/shared', 'team-a', false, facts()],
+    ['a ClusterEdgeAccount, the platform', 'ClusterEdgeAccount/shared', 'edge-system', true, facts()],
+  ];
+  it.each(table)('%s', (_, id, ns, expected, f) => expect(mayAdopt(id, ns, f)).toBe(expected));
+});
+
+describe('status.account is not an authority', () => {
+  const usable = (id: string) => mayUse(id, 'team-a', facts());
+  it('a delete goes to the holding account only when the namespace may use it', () => {
+    expect(holdingAccount({ id: 'ipp_1', account: 'ClusterEdgeAccount/shared' }, 'team-a', usable)).toBe(
+      'ClusterEdgeAccount/shared',
+    );
+    expect(holdingAccount({ id: 'ipp_1', account: 'ClusterEdgeAccount/b-only' }, 'team-a', usable)).toBe(
+      undefined,
+    );
+    expect(forgedAccount({ id: 'ipp_1', account: 'ClusterEdgeAccount/b-only' }, usable)).toBe(
+      'ClusterEdgeAccount/b-only',
+    );
+    expect(forgedAccount({ id: 'ipp_1', account: INSTALLATION }, usable)).toBe(undefined);
+  });
+  it('a forged account is not "AccountChanged": the object works in the account it resolves to', () => {
+    const resolved = { ok: true as const, id: INSTALLATION };
+    expect(effectiveAccount({ id: 'ipp_1', account: 'ClusterEdgeAccount/b-only' }, resolved, usable)).toEqual(
+      resolved,
+    );
+    const held = effectiveAccount({ id: 'ipp_1', account: 'ClusterEdgeAccount/shared' }, resolved, usable);
+    expect(held.ok ? held.id : held.reason).toBe('AccountChanged');
+  });
+});
+
+describe('adoptionRefused: a resource no object of the namespace made', () => {
+  const self: Owner = { cluster: 'c1', uid: 'u1', object: 'IPPolicy/team-a/office' };
+  const table: [string, Owner | undefined, boolean | undefined, string | undefined][] = [
+    ['unmarked, the namespace may adopt', undefined, true, undefined],
+    ['unmarked, it may not', undefined, false, 'AdoptionNotAllowed'],
+    ['its own (uid)', { ...self, object: 'IPPolicy/team-a/renamed' }, false, undefined],
+    ['its own after a restore (name)', { ...self, uid: 'u0' }, false, undefined],
+    [
+      'an object of its namespace made it',
+      { cluster: 'c1', uid: 'u9', object: 'IPPolicy/team-a/x' },
+      false,
+      undefined,
+    ],
+    [
+      'an object of another namespace made it',
+      { cluster: 'c1', uid: 'u9', object: 'IPPolicy/platform/x' },
+      false,
+      'AdoptionNotAllowed',
+    ],
+    [
+      'another installation made it',
+      { cluster: 'c2', uid: 'u1', object: 'IPPolicy/team-a/office' },
+      false,
+      'AdoptionNotAllowed',
+    ],
+    ['no account check (no accounts)', undefined, undefined, undefined],
+  ];
+  it.each(table)('%s', (_, marker, may, reason) => {
+    const r = adoptionRefused('ipp_1', marker, self, 'team-a', may, 'taking it over');
+    expect(r?.reason).toBe(reason);
+    if (r) expect(r.message).toContain('spec.adoptFrom');
+  });
+
+  it('the delete guard keeps an unmarked resource the namespace may not adopt', () => {
+    const seen = { found: true as const, remote: { id: 'ipp_1', metadata: '' } as never };
+    const g = (mayAdopt: boolean) =>
+      deleteGuard({ id: 'ipp_1', self, namespace: 'team-a', evidence: seen, mayAdopt }).action;
+    expect(g(false)).toBe('release');
+    expect(g(true)).toBe('delete');
+    const mine = {
+      found: true as const,
+      remote: { id: 'ipp_1', metadata: encodeMetadata(self, '') } as never,
+    };
+    expect(
+      deleteGuard({ id: 'ipp_1', self, namespace: 'team-a', evidence: mine, mayAdopt: false }).action,
+    ).toBe('delete');
+  });
+});
+
+describe('isReachableId: the ids that reach into an account', () => {
+  it.each([
+    ['ipp_2Ab', true],
+    ['bkdtg_x1', true],
+    ['edghtsrt_9', true],
+    ['ca_1', false],
+    ['usr_1', false],
+    ['my-oauth-client-ID', false],
+    ['ipp_', false],
+  ])('%s: %s', (id, expected) => expect(isReachableId(id)).toBe(expected));
+});
+
+describe('edgeAccountRefusal: the bounds on the accounts tenants make', () => {
+  const limits = { maxPerNamespace: 2, maxRatePerMinute: 120 };
+  const acct = (name: string, at: string, o: { rate?: number; deleting?: boolean } = {}): KubeObject => ({
+    metadata: {
+      name,
+      namespace: 'team-a',
+      uid: `uid-${name}`,
+      creationTimestamp: at,
+      ...(o.deleting ? { deletionTimestamp: at } : {}),
+    },
+    spec: { ...(o.rate ? { rateLimitPerMinute: o.rate } : {}) },
+  });
+  const a = acct('a', '2026-01-01T00:00:01Z');
+  const b = acct('b', '2026-01-01T00:00:02Z');
+  const c = acct('c', '2026-01-01T00:00:03Z');
+  it('the oldest are served; a newer one is AccountLimit', () => {
+    expect(edgeAccountRefusal(a, [c, b, a], limits)).toBeUndefined();
+    expect(edgeAccountRefusal(b, [c, b, a], limits)).toBeUndefined();
+    expect(edgeAccountRefusal(c, [c, b, a], limits)?.reason).toBe('AccountLimit');
+  });
+  it('one being deleted frees its place', () => {
+    const gone = acct('a', '2026-01-01T00:00:01Z', { deleting: true });
+    expect(edgeAccountRefusal(c, [c, b, gone], limits)).toBeUndefined();
+  });
+  it('a budget above the installation bound is refused, naming the field', () => {
+    const r = edgeAccountRefusal(acct('a', '2026-01-01T00:00:01Z', { rate: 1_000_000 }), [a], limits);
+    expect(r?.reason).toBe('RateLimitNotAllowed');
+    expect(r?.message).toContain('spec.rateLimitPerMinute 1000000');
+    expect(edgeAccountRefusal(acct('a', '2026-01-01T00:00:01Z', { rate: 120 }), [a], limits)).toBeUndefined();
+  });
+});
