@@ -178,7 +178,13 @@ describe('admits: names and/or a selector; with neither, none', () => {
   const table: [string, unknown, string, Record<string, string>, boolean][] = [
     ['named', { namespaces: ['a'] }, 'a', {}, true],
     ['not named', { namespaces: ['a'] }, 'b', {}, false],
-    ['an empty selector matches every namespace', { namespaceSelector: {} }, 'b', {}, true],
+    [
+      'an empty selector admits no namespace (admission refuses it; one stored before does not open the account)',
+      { namespaceSelector: {} },
+      'b',
+      {},
+      false,
+    ],
     ['neither names nor selector', {}, 'a', { any: 'x' }, false],
     ['Exists', expr('k', 'Exists'), 'a', { k: '' }, true],
     ['DoesNotExist', expr('k', 'DoesNotExist'), 'a', { k: 'v' }, false],

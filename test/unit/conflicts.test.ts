@@ -124,7 +124,7 @@ describe('findConflict', () => {
           [],
           [remote('ipr_x', '10.0.0.0/8', { uid: 'u9', object: 'IPPolicyRule/team/z', cluster: 'c2' })],
         ),
-      "a resource of another installation has the same CIDR in the same IP policy: delete one of them, or change this one",
+      'a resource of another installation has the same CIDR in the same IP policy: delete one of them, or change this one',
     ],
     [
       'its own remote (after a crash before the id was recorded): none',

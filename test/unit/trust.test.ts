@@ -6,6 +6,7 @@ import { isReachableId } from '../../src/api/limits.ts';
 import { edgeAccountRefusal } from '../../src/operator/runtime/accounts/limits.ts';
 import {
   type AccountFacts,
+  admits,
   effectiveAccount,
   forgedAccount,
   holdingAccount,
@@ -184,4 +185,14 @@ describe('edgeAccountRefusal: the bounds on the accounts tenants make', () => {
     expect(r?.message).toContain('spec.rateLimitPerMinute 1000000');
     expect(edgeAccountRefusal(acct('a', '2026-01-01T00:00:01Z', { rate: 120 }), [a], limits)).toBeUndefined();
   });
+});
+
+describe('admits: an empty namespaceSelector admits no namespace', () => {
+  it.each([
+    [{ namespaceSelector: {} }, false],
+    [{ namespaceSelector: { matchLabels: {} } }, false],
+    [{ namespaceSelector: { matchExpressions: [] } }, false],
+    [{ namespaceSelector: { matchLabels: { team: 'a' } } }, true],
+    [{ namespaces: ['team-a'], namespaceSelector: {} }, true],
+  ])('%j: %s', (account, expected) => expect(admits(account, 'team-a', { team: 'a' })).toBe(expected));
 });

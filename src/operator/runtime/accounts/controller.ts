@@ -22,6 +22,7 @@ import {
   accountFlow,
   accountId,
   accountRefKey,
+  normalizeUrl,
   type Resolution,
   urlAllowed,
 } from './resolve.ts';
@@ -357,6 +358,12 @@ export class AccountController {
     const url = spec.apiURL ?? installation.url;
     if (!url)
       throw stalled('APIURLNotAllowed', 'no spec.apiURL, and the operator has no --api-url to default to');
+    // new URL() forgives what the client does not (a trailing space): said here, not retried for ever
+    if (!normalizeUrl(url) || /\s/.test(url))
+      throw stalled(
+        'APIURLInvalid',
+        `spec.apiURL ${JSON.stringify(url)} is not an http(s) URL without whitespace, credentials, query or fragment`,
+      );
     if (!urlAllowed(url, installation.url, this.o.allowedUrls))
       throw stalled(
         'APIURLNotAllowed',

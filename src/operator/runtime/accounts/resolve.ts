@@ -71,14 +71,22 @@ export function selects(sel: LabelSelector, labels: Record<string, string>): boo
   return true;
 }
 
-/** Whether a ClusterEdgeAccount admits a namespace: named, or selected by label; with neither, none. */
+/** A selector with no term: Kubernetes' "everything", which admission refuses for an account. */
+export const emptySelector = (sel: LabelSelector): boolean =>
+  !Object.keys(sel.matchLabels ?? {}).length && !(sel.matchExpressions ?? []).length;
+
+/**
+ * Whether a ClusterEdgeAccount admits a namespace: named, or selected by label; with neither,
+ * none. An empty selector (one stored before admission refused it) admits none, not all.
+ */
 export function admits(
   account: { namespaces?: string[]; namespaceSelector?: LabelSelector },
   namespace: string,
   labels: Record<string, string> | undefined,
 ): boolean {
   if (account.namespaces?.includes(namespace)) return true;
-  return !!account.namespaceSelector && !!labels && selects(account.namespaceSelector, labels);
+  const sel = account.namespaceSelector;
+  return !!sel && !emptySelector(sel) && !!labels && selects(sel, labels);
 }
 
 /** The account an object of `namespace` with this accountRef uses now, or why none. */
