@@ -65,7 +65,8 @@ describe.skipIf(!!skipReason)('tenancy: one namespace cannot reach another', () 
   beforeAll(async () => {
     w = await world('tenancy');
     for (const name of [victim, attacker]) await w.kube.create(NAMESPACES, undefined, { metadata: { name } });
-    op = await startOperator(w.emu, w.ns, ['--namespaces', `${victim},${attacker}`]);
+    // the victim's namespace may adopt what was made outside the cluster (the attacker's may not)
+    op = await startOperator(w.emu, w.ns, ['--namespaces', `${victim},${attacker}`, '--adopt-from', victim]);
     await w.kube.create(P, victim, obj('IPPolicy', victim, 'corp', { description: 'office network' }));
     await w.kube.create(
       R,
