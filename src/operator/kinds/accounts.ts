@@ -10,6 +10,7 @@ import {
   GROUP,
   immutable,
   noRepeats,
+  ObservedGeneration,
   structural,
   VERSION,
 } from './crd-schema.ts';
@@ -142,18 +143,21 @@ export type EdgeAccountSpec = z.infer<typeof EdgeAccountSpec>;
 export type ClusterEdgeAccountSpec = z.infer<typeof ClusterEdgeAccountSpec>;
 
 export const AccountStatus = z.object({
-  observedGeneration: z.number().int().optional(),
+  observedGeneration: ObservedGeneration.optional(),
   conditions: doc(Conditions, 'kstatus conditions: Ready, Reconciling, Stalled').optional(),
   url: doc(z.string(), 'the API base URL the account uses').optional(),
   objects: doc(
     z.object({
-      count: z.number().int(),
-      names: z.array(z.string()).max(10).optional(),
+      count: doc(z.number().int(), 'objects using the account'),
+      names: doc(z.array(z.string()).max(10), 'up to 10 of them, sorted (Kind namespace/name)').optional(),
     }),
     'objects using the account: how many, and the first few (Kind namespace/name)',
   ).optional(),
   lastMinute: doc(
-    z.object({ requests: z.number().int(), throttled: z.number().int() }),
+    z.object({
+      requests: doc(z.number().int(), 'API requests of the account in the last minute'),
+      throttled: doc(z.number().int(), 'of them, how many the API answered 429 (rate limited)'),
+    }),
     'API requests of the account in the last minute, and how many the API answered 429',
   ).optional(),
 });

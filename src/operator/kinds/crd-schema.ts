@@ -153,31 +153,53 @@ export const commonSpec = {
 
 export const Conditions = z.array(
   z.object({
-    type: z.string(),
-    status: z.enum(['True', 'False', 'Unknown']),
-    reason: z.string().optional(),
-    message: z.string().optional(),
-    observedGeneration: z.number().int().optional(),
-    lastTransitionTime: z.string().optional(),
+    type: doc(
+      z.string(),
+      'Ready, Reconciling or Stalled (kstatus); Paused and TunnelsOnline on the managed kinds',
+    ),
+    status: doc(z.enum(['True', 'False', 'Unknown']), 'True, False or Unknown'),
+    reason: doc(
+      z.string(),
+      'why, in one CamelCase word (Synced, WaitingForReference, APIRejected...; each is listed in docs/reference.md)',
+    ).optional(),
+    message: doc(z.string(), 'what happened, in words: the API answer, the object waited for...').optional(),
+    observedGeneration: doc(
+      z.number().int(),
+      'the metadata.generation the condition was written for',
+    ).optional(),
+    lastTransitionTime: doc(z.string(), 'when status last changed (RFC 3339)').optional(),
   }),
+);
+
+/** The generation a status describes (every kind). */
+export const ObservedGeneration = doc(
+  z.number().int(),
+  'the metadata.generation the operator last reconciled: the status and conditions describe it',
 );
 
 export const commonStatus = {
   id: doc(z.string(), 'id of the remote resource').optional(),
   uri: doc(z.string(), 'API address of the remote resource').optional(),
   createdAt: doc(z.string(), 'when the remote resource was created (RFC 3339)').optional(),
-  observedGeneration: z.number().int().optional(),
+  observedGeneration: ObservedGeneration.optional(),
   conditions: doc(
     Conditions,
     'kstatus conditions: Ready, Reconciling, Stalled; Paused while edge.tunnel.dev/paused is "true"',
   ).optional(),
   tunnelsOnline: doc(
     z.object({
-      count: z.number().int(),
-      tunnels: z
-        .array(z.object({ id: z.string(), region: z.string() }))
-        .max(10)
-        .optional(),
+      count: doc(z.number().int(), 'online tunnels serving it now'),
+      tunnels: doc(
+        z
+          .array(
+            z.object({
+              id: doc(z.string(), 'id of the tunnel'),
+              region: doc(z.string(), 'region the tunnel is connected to'),
+            }),
+          )
+          .max(10),
+        'the first 10 of them',
+      ).optional(),
     }),
     'online tunnels serving it (kinds that tunnels serve), refreshed every --agent-metrics-interval',
   ).optional(),

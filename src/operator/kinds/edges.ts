@@ -6,7 +6,7 @@ import type {
   TCPEdge as TRemote,
 } from '../../api/schemas/edges.ts';
 import { compact, crudApi, defineBinding } from '../runtime/binding.ts';
-import { cel } from './crd-schema.ts';
+import { cel, doc } from './crd-schema.ts';
 import {
   backendIdsOf,
   backendModule,
@@ -39,7 +39,9 @@ const httpsEdgeApi = (() => {
 
 /** What the three edge kinds share: hostports in spec and status. */
 const edgeBase = {
-  status: z.object({ hostports: z.array(z.string()).optional() }),
+  status: z.object({
+    hostports: doc(z.array(z.string()), 'hostports of the edge, as the API holds them').optional(),
+  }),
   columns: [{ name: 'Hostports', type: 'string' as const, jsonPath: '.spec.hostports' }],
   desired: (s: { hostports?: string[] }): Hosts => ({ hostports: s.hostports ?? [] }),
   fromRemote: (r: { hostports: string[] | null }): Hosts => ({ hostports: r.hostports ?? [] }),

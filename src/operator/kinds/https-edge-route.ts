@@ -213,19 +213,25 @@ export const HTTPSEdgeRoute = defineBinding<Spec, Remote, Desired>({
     'A route of an HTTPS edge and its modules (backend, IP restriction, circuit breaker, headers, webhook verification, OAuth, SAML, OIDC...).',
   spec: Spec,
   status: z.object({
-    edgeID: z.string().optional(),
+    edgeID: doc(z.string(), 'id of the HTTPS edge the route belongs to').optional(),
     secretDigests: doc(
       z.record(z.string(), z.string()),
       'keyed digests of the Secret values applied, per module',
     ).optional(),
     saml: doc(
       z.object({
-        entityID: z.string().optional(),
-        metadataURL: z.string().optional(),
-        assertionConsumerServiceURL: z.string().optional(),
-        singleLogoutURL: z.string().optional(),
-        requestSigningCertificatePEM: z.string().optional(),
-        idpMetadataURL: z.string().optional(),
+        entityID: doc(z.string(), "the service provider's entity ID").optional(),
+        metadataURL: doc(z.string(), "URL of the service provider's SAML metadata, for the IdP").optional(),
+        assertionConsumerServiceURL: doc(
+          z.string(),
+          'where the IdP sends its assertions (ACS URL)',
+        ).optional(),
+        singleLogoutURL: doc(z.string(), "the service provider's single logout URL").optional(),
+        requestSigningCertificatePEM: doc(
+          z.string(),
+          'certificate (PEM) the service provider signs its requests with',
+        ).optional(),
+        idpMetadataURL: doc(z.string(), "URL of the IdP's metadata, when the API has one").optional(),
       }),
       'service-provider values to give the IdP',
     ).optional(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IPPolicyRuleCreate, IPPolicyRuleUpdate, type IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { doc } from './crd-schema.ts';
 import { kindSpec } from './derive.ts';
 import { refOrIDChoice } from './shared-fields.ts';
 
@@ -25,7 +26,7 @@ export const IPPolicyRule = defineBinding<Spec, Remote, Desired>({
   partOf: 'IPPolicy',
   description: 'An allow or deny rule for a CIDR, in an IP policy.',
   spec: fields.schema,
-  status: z.object({ ipPolicyID: z.string().optional() }),
+  status: z.object({ ipPolicyID: doc(z.string(), 'id of the IP policy the rule belongs to').optional() }),
   columns: [
     { name: 'CIDR', type: 'string', jsonPath: '.spec.cidr' },
     { name: 'Action', type: 'string', jsonPath: '.spec.action' },

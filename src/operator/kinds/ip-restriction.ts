@@ -5,6 +5,7 @@ import {
   type IPRestriction as Remote,
 } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { doc } from './crd-schema.ts';
 import { kindSpec } from './derive.ts';
 import { policyChoice } from './shared-fields.ts';
 
@@ -28,7 +29,9 @@ export const IPRestriction = defineBinding<Spec, Remote, Desired>({
   shortNames: ['ipx'],
   description: 'Restricts dashboard, API, agent or endpoint traffic to the IP policies it names.',
   spec: fields.schema,
-  status: z.object({ ipPolicyIDs: z.array(z.string()).optional() }),
+  status: z.object({
+    ipPolicyIDs: doc(z.array(z.string()), 'ids of the IP policies the restriction enforces').optional(),
+  }),
   columns: [
     { name: 'Type', type: 'string', jsonPath: '.spec.type' },
     { name: 'Enforced', type: 'boolean', jsonPath: '.spec.enforced' },

@@ -5,6 +5,7 @@ import {
   SSHCredentialUpdate,
 } from '../../api/schemas/credentials.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { doc } from './crd-schema.ts';
 import { kindSpec } from './derive.ts';
 
 // Bounds (BODY_BUDGET): a key of 8,192 characters (an RSA-16384 key is 2.8K, the rest a
@@ -23,7 +24,9 @@ export const SSHCredential = defineBinding<Spec, Remote, Desired>({
   shortNames: ['sshcr'],
   description: 'An SSH public key that may start tunnels, optionally limited by bind rules.',
   spec: fields.schema,
-  status: z.object({ ownerID: z.string().optional() }),
+  status: z.object({
+    ownerID: doc(z.string(), 'id of the user or bot owning the credential, as the API reports it').optional(),
+  }),
   desired: (s) => ({
     public_key: s.publicKey.trim(),
     acl: s.acl ?? [],

@@ -23,7 +23,12 @@ export const TunnelGroupBackend = defineBinding<Spec, Remote, { labels: Record<s
   spec: fields.schema,
   status: z.object({
     tunnels: doc(
-      z.array(z.object({ id: z.string(), uri: z.string() })),
+      z.array(
+        z.object({
+          id: doc(z.string(), 'id of the tunnel'),
+          uri: doc(z.string(), 'API address of the tunnel'),
+        }),
+      ),
       'tunnels matching now (refreshed on resync)',
     ).optional(),
   }),
