@@ -188,7 +188,7 @@ async function startOperator(
     o
       ? log.warn(
           { account, apiUrl: url, reason: o.reason, since: new Date(o.since).toISOString() },
-          'Edge API unavailable: objects report ApiUnavailable; one request at a time checks whether it is back',
+          'Edge API unavailable: objects report APIUnavailable; one request at a time checks whether it is back',
         )
       : log.info({ account, apiUrl: url }, 'Edge API answers again');
   // Accounts: the installation's own (the flags) and one per EdgeAccount/ClusterEdgeAccount,

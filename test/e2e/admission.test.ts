@@ -1,6 +1,6 @@
 // Values the API refuses are refused at `kubectl apply --dry-run=server` already: the CRDs
 // carry the wire schemas' own patterns, so users get the error at apply time, not as
-// Stalled/ApiRejected later. Each case here was once accepted by admission.
+// Stalled/APIRejected later. Each case here was once accepted by admission.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';

@@ -1,5 +1,5 @@
 // A key the API refuses: the API's answer quotes the start of the key it got ("Your
-// authentication: zq9X...."). The objects say the key was refused, as Stalled/ApiUnauthorized
+// authentication: zq9X...."). The objects say the key was refused, as Stalled/APIUnauthorized
 // with an Event, and no part of the key is in their status, their Events or the operator's log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDACTED } from '../../src/api/redact.ts';
@@ -36,19 +36,19 @@ describe.skipIf(!!skipReason)('a key the API refuses', () => {
     await w?.close();
   });
 
-  it('Stalled/ApiUnauthorized with an Event; no part of the key in status, Events or logs', async () => {
+  it('Stalled/APIUnauthorized with an Event; no part of the key in status, Events or logs', async () => {
     await w.kube.create(P, w.ns, obj('IPPolicy', w.ns, 'office', {}));
     const o = await waitFor('office Stalled', async () => {
       const x = await w.kube.get(P, w.ns, 'office').catch(() => undefined);
       return condition(x, 'Stalled')?.status === 'True' ? x : undefined;
     });
     const stalled = condition(o, 'Stalled')!;
-    expect(stalled.reason).toBe('ApiUnauthorized');
+    expect(stalled.reason).toBe('APIUnauthorized');
     // what the API said, less the key it quoted
     expect(stalled.message).toContain(`Your authentication: ${REDACTED}.`);
-    const event = await waitFor('an ApiUnauthorized Event', async () =>
+    const event = await waitFor('an APIUnauthorized Event', async () =>
       ((await w.kube.list(EVENTS, w.ns)).items as unknown as { reason: string; message: string }[]).find(
-        (e) => e.reason === 'ApiUnauthorized',
+        (e) => e.reason === 'APIUnauthorized',
       ),
     );
     expect(event.message).toContain(REDACTED);

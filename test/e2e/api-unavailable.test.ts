@@ -1,5 +1,5 @@
 // An API URL that hangs (accepts connections, never answers) or that is not the API (a web
-// page): every waiting object says so within 30 s, as Reconciling/ApiUnavailable with what was
+// page): every waiting object says so within 30 s, as Reconciling/APIUnavailable with what was
 // wrong and one Event each, and the operator logs the failure once, not per request.
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer, type Server as NetServer, type Socket } from 'node:net';
@@ -56,7 +56,7 @@ describe.skipIf(!!skipReason)('an API that hangs or is not the API', () => {
     ['hung', 'no answer within 5s'],
     ['html', "answered HTML (HTTP 200, text/html), not the API's JSON: is --api-url the API's base URL?"],
   ] as const)
-    it(`${which}: two new objects show ApiUnavailable within 30 s, one Event each, one log line`, async () => {
+    it(`${which}: two new objects show APIUnavailable within 30 s, one Event each, one log line`, async () => {
       const ns = `${w.ns}-${which}`;
       await w.kube.create(NAMESPACES, undefined, { metadata: { name: ns } });
       let op: OperatorProcess | undefined;
@@ -73,10 +73,10 @@ describe.skipIf(!!skipReason)('an API that hangs or is not the API', () => {
         for (const name of ['a', 'b']) await w.kube.create(P, ns, obj('IPPolicy', ns, name, {}));
         for (const name of ['a', 'b']) {
           const o = await waitFor(
-            `${name} ApiUnavailable`,
+            `${name} APIUnavailable`,
             async () => {
               const x = await w.kube.get(P, ns, name);
-              return condition(x, 'Reconciling')?.reason === 'ApiUnavailable' ? x : undefined;
+              return condition(x, 'Reconciling')?.reason === 'APIUnavailable' ? x : undefined;
             },
             30_000,
             200,
@@ -93,7 +93,7 @@ describe.skipIf(!!skipReason)('an API that hangs or is not the API', () => {
         }[];
         for (const name of ['a', 'b'])
           expect(
-            events.filter((e) => e.reason === 'ApiUnavailable' && e.involvedObject.name === name),
+            events.filter((e) => e.reason === 'APIUnavailable' && e.involvedObject.name === name),
             name,
           ).toHaveLength(1);
         expect(op.logs.filter((l) => l.includes('Edge API unavailable'))).toHaveLength(1);

@@ -93,7 +93,7 @@ describe.skipIf(!!skipReason)('conflicts between objects', () => {
       await readyObj(plural, `${name}-2`);
     });
 
-  it('a login module on a second route of an edge (ERR_NGROK_7155): Stalled/ApiRejected naming the first, a Warning Event; Ready at the next resync once the first has none', async () => {
+  it('a login module on a second route of an edge (ERR_NGROK_7155): Stalled/APIRejected naming the first, a Warning Event; Ready at the next resync once the first has none', async () => {
     const routes = res('httpsedgeroutes');
     const sso = (match: string) => ({
       edgeRef: { name: 'app' },
@@ -105,10 +105,10 @@ describe.skipIf(!!skipReason)('conflicts between objects', () => {
     await readyObj('httpsedgeroutes', 'login-1');
     await w.kube.create(routes, w.ns, obj('HTTPSEdgeRoute', w.ns, 'login-2', sso('/admin')));
     const stalled = await waitFor(
-      'login-2 ApiRejected',
+      'login-2 APIRejected',
       async () => {
         const c = condition(await w.kube.get(routes, w.ns, 'login-2'), 'Stalled');
-        return c?.reason === 'ApiRejected' ? c : undefined;
+        return c?.reason === 'APIRejected' ? c : undefined;
       },
       30_000,
     );
@@ -118,7 +118,7 @@ describe.skipIf(!!skipReason)('conflicts between objects', () => {
     expect(stalled.message).toContain(`(HTTPSEdgeRoute ${w.ns}/login-1)`);
     type Event = { type: string; reason: string; message: string; involvedObject: { name: string } };
     const events = (await w.kube.list(EVENTS, w.ns)).items as unknown as Event[];
-    const event = events.find((e) => e.involvedObject.name === 'login-2' && e.reason === 'ApiRejected');
+    const event = events.find((e) => e.involvedObject.name === 'login-2' && e.reason === 'APIRejected');
     expect(event?.type).toBe('Warning');
     expect(event?.message).toContain('Enabling OAuth, OIDC, or SAML on more than one route');
     // the first route drops its login module: the second is taken at the next resync (10 s)

@@ -190,13 +190,13 @@ describe.skipIf(!!skipReason)('IP kinds against a real API server', () => {
       const o = await get(X, 'ghost');
       return condition(o, 'Stalled')?.status === 'True' ? o : undefined;
     });
-    expect(condition(stalled, 'Stalled')?.reason).toBe('ApiRejected');
+    expect(condition(stalled, 'Stalled')?.reason).toBe('APIRejected');
     expect(condition(stalled, 'Stalled')?.message).toContain('ipp_doesnotexist does not exist');
     expect(condition(stalled, 'Ready')?.status).toBe('False');
     const events = await w.kube.request<{
       items: { reason: string; message: string; involvedObject: { name: string } }[];
     }>('GET', `/api/v1/namespaces/${w.ns}/events`);
-    expect(events.items.some((e) => e.involvedObject.name === 'ghost' && e.reason === 'ApiRejected')).toBe(
+    expect(events.items.some((e) => e.involvedObject.name === 'ghost' && e.reason === 'APIRejected')).toBe(
       true,
     );
     // no hot retry: creates stay at the failed attempt while the spec is unchanged (a

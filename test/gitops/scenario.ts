@@ -169,7 +169,7 @@ export function gitopsSuite(tool: Tool) {
       const obj = (await getObj(e.kube, tool.ns, 'IPRestriction', 'dashboard')) as KubeObject;
       const stalled = condition(obj, 'Stalled');
       expect(stalled?.status).toBe('True');
-      expect(stalled?.reason).toBe('ApiRejected');
+      expect(stalled?.reason).toBe('APIRejected');
       expect(stalled?.message).toContain('ipp_doesnotexist');
       expect(failed.message).toContain(
         tool.failureCarriesMessage ? stalled!.message : `IPRestriction/${tool.ns}/dashboard`,

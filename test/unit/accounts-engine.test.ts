@@ -170,7 +170,7 @@ describe('engine with accounts', () => {
     expect(registry.get(B)!.limiter).toBe(limiter);
     w.apply('IPPolicy', 'p', { description: 'two' });
     await w.reconcile('IPPolicy', 'p');
-    expect(cond('IPPolicy', 'p', 'Stalled')).toMatchObject({ reason: 'ApiUnauthorized' });
+    expect(cond('IPPolicy', 'p', 'Stalled')).toMatchObject({ reason: 'APIUnauthorized' });
     expect(JSON.stringify(w.get('IPPolicy', 'p'))).not.toContain('not-the-key');
     expect(registry.set(B, { url: emuB.url, key: emuB.apiKey, perMinute: 600 })).toBe('rotated');
     w.apply('IPPolicy', 'p', { description: 'three' });
@@ -195,7 +195,7 @@ describe('engine with accounts', () => {
     w.apply('IPPolicy', 'q', B_REF);
     await w.reconcile('IPPolicy', 'p');
     await w.reconcile('IPPolicy', 'q');
-    expect(cond('IPPolicy', 'p', 'Stalled')).toMatchObject({ reason: 'ApiUnauthorized' });
+    expect(cond('IPPolicy', 'p', 'Stalled')).toMatchObject({ reason: 'APIUnauthorized' });
     expect(told).toEqual([B]);
     expect(registry.get(B)!.suspect).toBe(true);
     // checked again (refused): told again only after the next check found it usable

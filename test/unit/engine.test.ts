@@ -83,7 +83,7 @@ describe('engine: bulk observation', () => {
     // a and c compared with the list; b read alone, and its status names the field
     expect(w.calls()).toEqual({ 'ipPolicies.get 200': 1 });
     for (const n of ['a', 'c']) expect(w.ready('IPPolicy', n)).toMatchObject({ status: 'True' });
-    expect(w.ready('IPPolicy', 'b')).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
+    expect(w.ready('IPPolicy', 'b')).toMatchObject({ status: 'False', reason: 'APIUnavailable' });
     expect(w.ready('IPPolicy', 'b')?.message).toMatch(
       /in a shape the operator does not know \(description: /,
     );
@@ -267,14 +267,14 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(w.kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'ImmutableFieldDiffers' });
   });
 
-  it('429 on a new object: Reconciling/ApiThrottled, retried after Retry-After; a Ready object keeps Ready', async () => {
+  it('429 on a new object: Reconciling/APIThrottled, retried after Retry-After; a Ready object keeps Ready', async () => {
     w = await engineWorld({ resyncMs: 0 });
     w.apply('IPPolicy', 'ready', {});
     await w.reconcile('IPPolicy', 'ready');
     w.emu.faults.set({ rateLimitRate: 1, retryAfterSeconds: 7 });
     w.apply('IPPolicy', 'new', {});
     expect(await w.reconcile('IPPolicy', 'new')).toEqual({ requeueAfterMs: 7000 });
-    expect(w.ready('IPPolicy', 'new')).toMatchObject({ status: 'False', reason: 'ApiThrottled' });
+    expect(w.ready('IPPolicy', 'new')).toMatchObject({ status: 'False', reason: 'APIThrottled' });
     const before = w.get('IPPolicy', 'ready')!;
     expect(await w.reconcile('IPPolicy', 'ready')).toEqual({ requeueAfterMs: 7000 });
     expect(w.get('IPPolicy', 'ready')!.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
@@ -283,13 +283,13 @@ describe('engine cases (fake Kubernetes, in-process emulator)', () => {
     expect(w.ready('IPPolicy', 'new')).toMatchObject({ status: 'True' });
   });
 
-  it('503: ApiUnavailable with a backoff retry, then one resource when the API is back', async () => {
+  it('503: APIUnavailable with a backoff retry, then one resource when the API is back', async () => {
     w = await engineWorld();
     w.emu.faults.set({ errorRate: 1, errorStatuses: [503] });
     w.apply('IPPolicy', 'corp', {});
     expect(await w.reconcile('IPPolicy', 'corp')).toEqual({ retry: true });
-    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'False', reason: 'ApiUnavailable' });
-    expect(reasons()).toContain('ApiUnavailable');
+    expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'False', reason: 'APIUnavailable' });
+    expect(reasons()).toContain('APIUnavailable');
     w.emu.faults.set({});
     await w.reconcile('IPPolicy', 'corp');
     expect(w.ready('IPPolicy', 'corp')).toMatchObject({ status: 'True' });

@@ -40,17 +40,17 @@ it('sends one Event at a time, in order; past 1,000 waiting, Normal ones are dro
   };
   const events = new EventRecorder(kube as never, pino({ level: 'silent' }), 'test', undefined, 0);
   const obj = (i: number): KubeObject => ({ kind: 'IPPolicy', metadata: { name: `p${i}`, uid: `u${i}` } });
-  events.record(obj(0), 'Warning', 'ApiRejected', 'first');
+  events.record(obj(0), 'Warning', 'APIRejected', 'first');
   for (let i = 1; i <= 1000; i++) events.record(obj(i), 'Normal', 'Created', `created ${i}`);
-  events.record(obj(1001), 'Warning', 'ApiRejected', 'last');
+  events.record(obj(1001), 'Warning', 'APIRejected', 'last');
   release();
   gate = Promise.resolve();
   await new Promise((r) => setTimeout(r, 200));
   expect(maxInFlight).toBe(1);
   // the first (in flight when the queue filled) and the Warnings are kept, one Normal went
   expect(sent).toHaveLength(1001);
-  expect(sent[0]).toBe('Warning ApiRejected');
-  expect(sent.at(-1)).toBe('Warning ApiRejected');
+  expect(sent[0]).toBe('Warning APIRejected');
+  expect(sent.at(-1)).toBe('Warning APIRejected');
   expect(sent.filter((s) => s === 'Normal Created')).toHaveLength(999);
 });
 
@@ -80,7 +80,7 @@ it('with only Warnings waiting past the bound, the oldest goes', async () => {
   const { sent, events, release } = heldRecorder((_ns, body) => String(body.message));
   const obj = (i: number): KubeObject => ({ kind: 'IPPolicy', metadata: { name: `p${i}`, uid: `u${i}` } });
   // the first goes out at once (in flight), then 1,001 wait: one too many
-  for (let i = 0; i <= 1001; i++) events.record(obj(i), 'Warning', 'ApiRejected', `w${i}`);
+  for (let i = 0; i <= 1001; i++) events.record(obj(i), 'Warning', 'APIRejected', `w${i}`);
   release();
   await new Promise((r) => setTimeout(r, 200));
   expect(sent).toHaveLength(1001);
@@ -99,7 +99,7 @@ it('namespaces take turns and share the bound: one namespace’s flood neither h
     events.record(obj('bulk', i), 'Normal', 'Created', `b${i}`);
     if (i % 500 === 250) events.record(obj('small', i), 'Normal', 'Created', `s${i}`);
   }
-  events.record(obj('small', 9999), 'Warning', 'ApiRejected', 's-warn');
+  events.record(obj('small', 9999), 'Warning', 'APIRejected', 's-warn');
   release();
   await new Promise((r) => setTimeout(r, 200));
   const small = sent.filter((s) => s.startsWith('small '));

@@ -30,8 +30,8 @@ const phases: [string, Phase][] = [
     'waiting for a reference',
     { state: 'progressing', reason: 'WaitingForReference', message: 'waiting for IPPolicy corp' },
   ],
-  ['API unavailable', { state: 'progressing', reason: 'ApiUnavailable', message: 'HTTP 503' }],
-  ['rejected by the API', { state: 'stalled', reason: 'ApiRejected', message: 'cidr: invalid' }],
+  ['API unavailable', { state: 'progressing', reason: 'APIUnavailable', message: 'HTTP 503' }],
+  ['rejected by the API', { state: 'stalled', reason: 'APIRejected', message: 'cidr: invalid' }],
 ];
 
 describe('health for GitOps', async () => {

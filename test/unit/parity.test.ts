@@ -1,5 +1,5 @@
 // Parity between what admission accepts and what the API accepts. A value the CRD schema
-// takes but the API refuses reaches users as Stalled/ApiRejected after the fact instead of
+// takes but the API refuses reaches users as Stalled/APIRejected after the fact instead of
 // an error at `kubectl apply`: each field of each kind is probed with values on both sides
 // of the spec's rules, and every spec the CRD's zod schema accepts must be accepted by the
 // API (the in-process emulator) when the binding turns it into a create.

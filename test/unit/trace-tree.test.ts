@@ -178,14 +178,14 @@ describe('buildTrace', () => {
       (x) =>
         edit(x, 'HTTPSEdgeRoute', 'root', (r) => {
           r.status!.conditions = [
-            cond('Ready', 'False', 'ApiRejected'),
-            cond('Stalled', 'True', 'ApiRejected'),
+            cond('Ready', 'False', 'APIRejected'),
+            cond('Stalled', 'True', 'APIRejected'),
           ];
         }),
       {},
       'HTTPSEdgeRoute',
       'root',
-      { ready: false, reason: 'ApiRejected', stalled: true },
+      { ready: false, reason: 'APIRejected', stalled: true },
     ],
     [
       'a rule waiting for a reference',

@@ -223,7 +223,7 @@ export const SETTINGS = {
     env: 'EDGE_API_TIMEOUT',
     default: '10s',
     kind: duration(1000, 5 * MINUTE),
-    help: 'connect, headers and body timeout of every API call; an API that does not answer shows as `ApiUnavailable`',
+    help: 'connect, headers and body timeout of every API call; an API that does not answer shows as `APIUnavailable`',
     chart: 'api.timeout',
   }),
   sharedNamespaces: setting({

@@ -52,10 +52,10 @@ export class KeyProbe {
       }
       if (isRetryable(err))
         throw new AccountProblem(
-          { state: 'progressing', reason: 'ApiUnavailable', message: `checking the key: ${err.message}` },
+          { state: 'progressing', reason: 'APIUnavailable', message: `checking the key: ${err.message}` },
           err.retryAfterMs ?? ACCOUNT_RESYNC_MS,
         );
-      throw stalled('ApiRejected', `checking the key: HTTP ${err.status}`);
+      throw stalled('APIRejected', `checking the key: HTTP ${err.status}`);
     }
   }
 }

@@ -72,7 +72,7 @@ export async function apiCall<T>(
         failure(
           {
             state: 'progressing',
-            reason: err.status === 429 ? 'ApiThrottled' : 'ApiUnavailable',
+            reason: err.status === 429 ? 'APIThrottled' : 'APIUnavailable',
             message: `${what}: ${detail}`,
           },
           wait ? { requeueAfterMs: wait } : { retry: true },
@@ -82,7 +82,7 @@ export async function apiCall<T>(
     const auth = err.status === 401 || err.status === 403;
     throw new ConditionError(
       stalled(
-        auth ? 'ApiUnauthorized' : 'ApiRejected',
+        auth ? 'APIUnauthorized' : 'APIRejected',
         `${what}: ${detail}`,
         auth ? { requeueAfterMs: SLOW_RETRY_MS } : {},
       ),

@@ -22,7 +22,7 @@ const WAITS = new Set(['WaitingForReference', 'WaitingForSecret', 'WaitingForAcc
  * Progressing states a person running `kubectl describe` should see as Events too (repeats
  * are dropped by the recorder; throttling shows in metrics, not per object).
  */
-const NOTEWORTHY = new Set([...WAITS, 'ApiUnavailable', 'DeleteFailed']);
+const NOTEWORTHY = new Set([...WAITS, 'APIUnavailable', 'DeleteFailed']);
 
 /** Records what this reconcile did, unless the object was forgotten since it started. */
 export function remember(ctx: EngineContext, key: string, resetsAtStart: number, value: LastSync): void {
@@ -127,7 +127,7 @@ export function failureReport(
 ): FailureReport {
   const st = obj.status as Status | undefined;
   if (
-    err.phase.reason === 'ApiThrottled' &&
+    err.phase.reason === 'APIThrottled' &&
     st?.observedGeneration === obj.metadata.generation &&
     st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
   )
@@ -159,8 +159,8 @@ export async function reportFailure(
   memo.waitingSince = undefined;
   // an API that stays away is one Event per object, whichever call meets it next (the
   // cache may not show this process's last status write yet: remembered here)
-  const repeated = err.phase.reason === 'ApiUnavailable' && !!memo.unavailableNoted;
-  memo.unavailableNoted = err.phase.reason === 'ApiUnavailable' || undefined;
+  const repeated = err.phase.reason === 'APIUnavailable' && !!memo.unavailableNoted;
+  memo.unavailableNoted = err.phase.reason === 'APIUnavailable' || undefined;
   // a stalled object is tried again when its spec changes or at the next resync, not sooner
   await writeStatus(ctx, obj, requested ? { lastHandledReconcileAt: requested } : {}, err.phase);
   // a conflict is looked at again shortly: the other object may go
