@@ -375,10 +375,11 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
     expect(r.get('EdgeAccount/t/a')).toBeUndefined();
   });
 
-  it('counts the last minute’s requests and 429s of each account apart', () => {
+  it('counts the last minute’s requests and 429s of each API account apart (one key, one count)', () => {
     const r = registry();
     r.set('ClusterEdgeAccount/s', { url: 'https://api', key: 'k', perMinute: 120 });
-    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 120 });
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k2', perMinute: 120 });
+    r.set('EdgeAccount/t/b', { url: 'https://api', key: 'k2', perMinute: 120 });
     const call = (id: string, status: number) =>
       (r.get(id)!.client as unknown as { call(s: number): void }).call(status);
     call('ClusterEdgeAccount/s', 200);
@@ -386,6 +387,7 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
     call('EdgeAccount/t/a', 200);
     expect(r.lastMinute('ClusterEdgeAccount/s')).toEqual({ requests: 2, throttled: 1 });
     expect(r.lastMinute('EdgeAccount/t/a')).toEqual({ requests: 1, throttled: 0 });
+    expect(r.lastMinute('EdgeAccount/t/b')).toEqual({ requests: 1, throttled: 0 });
     expect(r.lastMinute('ClusterEdgeAccount/s', Date.now() + 61_000)).toEqual({ requests: 0, throttled: 0 });
   });
 });

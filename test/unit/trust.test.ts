@@ -2,8 +2,10 @@
 // namespace made, which accounts a namespace may use (status.account is checked against it),
 // and the bounds on the accounts tenants make. Tables of the pure decisions.
 import { describe, expect, it } from 'vitest';
+import type { EdgeClient } from '../../src/api/client.ts';
 import { isReachableId } from '../../src/api/limits.ts';
 import { edgeAccountRefusal } from '../../src/operator/runtime/accounts/limits.ts';
+import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
 import {
   type AccountFacts,
   admits,
@@ -195,4 +197,68 @@ describe('admits: an empty namespaceSelector admits no namespace', () => {
     [{ namespaceSelector: { matchLabels: { team: 'a' } } }, true],
     [{ namespaces: ['team-a'], namespaceSelector: {} }, true],
   ])('%j: %s', (account, expected) => expect(admits(account, 'team-a', { team: 'a' })).toBe(expected));
+});
+
+describe('AccountRegistry: account objects on one key share one client, one budget, one observation', () => {
+  const clients: { key: string; closed: boolean }[] = [];
+  const registry = () =>
+    new AccountRegistry({
+      client: (a) => {
+        const c = { key: a.key, closed: false };
+        clients.push(c);
+        return {
+          transport: { limiter: a.limiter },
+          close: async () => {
+            c.closed = true;
+          },
+        } as unknown as EdgeClient;
+      },
+    });
+  const A = 'EdgeAccount/t/a';
+  const B = 'EdgeAccount/t/b';
+  const C = 'EdgeAccount/u/c';
+
+  it('a second account on the same URL and key takes no client of its own', () => {
+    const r = registry();
+    const before = clients.length;
+    expect(r.set(A, { url: 'https://api', key: 'k1', perMinute: 60 })).toBe('new');
+    expect(r.set(B, { url: 'https://api', key: 'k1', perMinute: 60 })).toBe('same');
+    expect(r.set(C, { url: 'https://api', key: 'k1', perMinute: 600 })).toBe('same');
+    expect(clients.length - before).toBe(1);
+    expect(r.size).toBe(1);
+    expect(r.get(B)).toBe(r.get(A));
+    // the key's budget is one, whatever each object says
+    expect(r.get(C)!.limiter.perMinute).toBe(60);
+    r.mark(B, true);
+    expect('client' in r.use(A)).toBe(true);
+    // another URL is another API account
+    expect(r.set('EdgeAccount/t/d', { url: 'https://other', key: 'k1', perMinute: 60 })).toBe('new');
+    expect(r.size).toBe(2);
+  });
+
+  it('the holder going or changing key leaves the others to make their own, told to onUnshared', async () => {
+    const r = registry();
+    const told: string[] = [];
+    r.onUnshared = (ids) => told.push(...ids);
+    r.set(A, { url: 'https://api', key: 'k1', perMinute: 60 });
+    r.set(B, { url: 'https://api', key: 'k1', perMinute: 60 });
+    r.set(C, { url: 'https://api', key: 'k1', perMinute: 60 });
+    // an alias that goes takes nothing with it
+    await r.remove(C);
+    expect(r.get(A)).toBeDefined();
+    expect(told).toEqual([]);
+    // the holder rotates its key: B keeps the old one, so B is on its own again
+    expect(r.set(A, { url: 'https://api', key: 'k2', perMinute: 60 })).toBe('rotated');
+    expect(told).toEqual([B]);
+    expect(r.get(B)).toBeUndefined();
+    expect(r.set(B, { url: 'https://api', key: 'k1', perMinute: 60 })).toBe('new');
+    expect(r.get(B)).not.toBe(r.get(A));
+    // and the other way round: an alias changing its key leaves the holder as it was
+    r.set(C, { url: 'https://api', key: 'k2', perMinute: 60 });
+    expect(r.get(C)).toBe(r.get(A));
+    expect(r.set(C, { url: 'https://api', key: 'k3', perMinute: 60 })).toBe('new');
+    expect(r.get(A)!.keyDigest).not.toBe(r.get(C)!.keyDigest);
+    await r.remove(A);
+    expect(r.get(A)).toBeUndefined();
+  });
 });

@@ -145,10 +145,10 @@ export class ManagerAccounts {
   mayAdopt = (id: string, namespace: string): boolean =>
     mayAdopt(id, namespace, this.ctl!.facts(this.o.accounts.installation));
 
-  /** Whether the object works with this account now. */
+  /** Whether the object works with this account now (or with one sharing its entry: the same key). */
   uses(obj: KubeObject, id: string): boolean {
     const r = this.accountOf(obj);
-    return r.ok && r.id === id;
+    return r.ok && (r.id === id || this.registry.holderOf(r.id) === this.registry.holderOf(id));
   }
 
   engineAccounts(): EngineAccounts {

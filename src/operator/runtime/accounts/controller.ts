@@ -107,6 +107,10 @@ export class AccountController {
     this.keyProbe = new KeyProbe(o.registry);
     // a key refused by the API since it was checked: the account is looked at again
     o.registry.onRefused = (id) => this.queue.add(id);
+    // an entry several accounts shared went or changed key: the others set their own
+    o.registry.onUnshared = (ids) => {
+      for (const id of ids) this.queue.add(id);
+    };
     this.keys = new KeyHolds({ kube: o.kube, log: o.log });
     const informer = (
       plural: string,
@@ -207,6 +211,10 @@ export class AccountController {
           // a delete too: its key Secret's hold goes
           if (type === 'delete') {
             void this.o.registry.remove(id);
+            // a place under the namespace's account limit may have come free
+            if (kind === 'EdgeAccount')
+              for (const o of this.edgeAccountsIn(obj.metadata.namespace ?? ''))
+                this.queue.add(accountId(kind, o.metadata.namespace, o.metadata.name));
             // names come and go (a tenant may make and delete accounts in a loop): nothing stays per name
             this.keyProbe.refusedAt.delete(id);
           }

@@ -1,7 +1,9 @@
 // The accounts the operator holds clients for: identity -> client, URL, rate limiter and the
-// bulk observation of each kind. The budget belongs to the account, not to its key: a rotated
-// key gets a new client on the same limiter, used from the next request, and nothing else
-// changes. A client is closed when its account goes.
+// bulk observation of each kind. A rotated key gets a new client on the same limiter, used from
+// the next request, and nothing else changes. A client is closed when its account goes.
+// The API's budget is its account's, and an API account is a key: account objects with the same
+// URL and key (a tenant's many EdgeAccounts on one Secret) share the first one's entry (one
+// client, one budget, one observation per kind, one poll, one set of metric series) as aliases.
 import { createHash } from 'node:crypto';
 import type { EdgeClient } from '../../../api/client.ts';
 import { RateLimiter } from '../../../api/rate-limiter.ts';
@@ -64,6 +66,10 @@ function noteCall(recent: AccountEntry['recent'], status: number): void {
 
 export class AccountRegistry {
   private readonly entries = new Map<string, AccountEntry>();
+  /** An account sharing another's entry (same URL and key) -> that account. */
+  private readonly aliases = new Map<string, string>();
+  /** Accounts that shared an entry which went or changed key: they must be set again. */
+  onUnshared?: (ids: string[]) => void;
   private readonly factory: ClientFactory;
   /**
    * The API refused (401, 403) the key of an account taken as usable: revoked since it was checked.
@@ -104,8 +110,22 @@ export class AccountRegistry {
    */
   set(id: string, o: { url: string; key: string; perMinute: number }): 'new' | 'rotated' | 'same' {
     const d = digest(o.url, o.key);
+    const alias = this.aliases.get(id);
+    if (alias !== undefined) {
+      // the key's budget is the first account's: another rateLimitPerMinute does not split it
+      if (this.entries.get(alias)?.keyDigest === d) return 'same';
+      this.aliases.delete(id);
+    }
     const e = this.entries.get(id);
     if (e && e.keyDigest === d && e.limiter.perMinute === o.perMinute) return 'same';
+    // a key another account already holds: share its entry, unless this one has others sharing it
+    const holder = !e && [...this.entries.values()].find((x) => x.keyDigest === d);
+    if (holder) {
+      this.aliases.set(id, holder.id);
+      return 'same';
+    }
+    // another key: what shared this entry keeps the old key, so it goes its own way
+    if (e && e.keyDigest !== d) this.unshare(id);
     const limiter =
       e && e.limiter.perMinute === o.perMinute ? e.limiter : new RateLimiter({ perMinute: o.perMinute });
     limiter.onRoom = () => this.onRoom?.(id);
@@ -155,12 +175,24 @@ export class AccountRegistry {
 
   /** Counts a request of a client made elsewhere (the installation's). */
   noteCall(id: string, status: number): void {
-    const e = this.entries.get(id);
+    const e = this.get(id);
     if (e) noteCall(e.recent, status);
   }
 
   get(id: string): AccountEntry | undefined {
-    return this.entries.get(id);
+    return this.entries.get(this.aliases.get(id) ?? id);
+  }
+
+  /** The account whose entry `id` shares (itself when it holds its own). */
+  holderOf(id: string): string {
+    return this.aliases.get(id) ?? id;
+  }
+
+  /** The accounts sharing this entry no longer do: each is set again (told to onUnshared). */
+  private unshare(holder: string): void {
+    const ids = [...this.aliases].filter(([, h]) => h === holder).map(([a]) => a);
+    for (const a of ids) this.aliases.delete(a);
+    if (ids.length) this.onUnshared?.(ids);
   }
 
   /** Accounts held now. */
@@ -174,7 +206,7 @@ export class AccountRegistry {
 
   /** Whether objects may use the account, and why not. */
   mark(id: string, usable: boolean, phase?: Phase): void {
-    const e = this.entries.get(id);
+    const e = this.get(id);
     if (!e) return;
     e.usable = usable;
     e.phase = phase;
@@ -188,11 +220,11 @@ export class AccountRegistry {
 
   /** The kind's bulk observation in the account, made when first asked for. */
   observer(id: string, kind: string): Observer | undefined {
-    const e = this.entries.get(id);
+    const e = this.get(id);
     if (!e || !this.factory.observer) return undefined;
     let o = e.observers.get(kind);
     if (!o) {
-      o = this.factory.observer(id, kind, () => e.client);
+      o = this.factory.observer(e.id, kind, () => e.client);
       e.observers.set(kind, o);
     }
     return o;
@@ -204,7 +236,7 @@ export class AccountRegistry {
    * strands a remote resource.
    */
   use(id: string, forDelete = false): { client: EdgeClient; entry: AccountEntry } | { phase: Phase } {
-    const e = this.entries.get(id);
+    const e = this.get(id);
     if (e?.usable || (forDelete && e?.verified)) return { client: e.client, entry: e };
     if (forDelete && e?.lastGood) return { client: e.lastGood, entry: e };
     const why = e?.phase ? `${e.phase.reason}: ${e.phase.message}` : 'not checked yet';
@@ -219,15 +251,19 @@ export class AccountRegistry {
 
   /** Requests and 429s of the account in the last minute. */
   lastMinute(id: string, now = Date.now()): { requests: number; throttled: number } {
-    const recent = (this.entries.get(id)?.recent ?? []).filter((r) => r.at >= now - MINUTE);
+    const recent = (this.get(id)?.recent ?? []).filter((r) => r.at >= now - MINUTE);
     return { requests: recent.length, throttled: recent.filter((r) => r.throttled).length };
   }
 
   /** The account went: its client is closed (the installation's is the operator's to close). */
   /** `graceMs`: how long its requests in flight may still take (see Transport.close). */
   async remove(id: string, graceMs?: number): Promise<void> {
+    // an account sharing another's entry holds nothing of its own
+    if (this.aliases.delete(id)) return;
     const e = this.entries.get(id);
     if (!e) return;
+    // those sharing it make an entry of their own (their metric series are their own then)
+    this.unshare(id);
     this.entries.delete(id);
     this.factory.removed?.(id);
     void e.lastGood?.close(graceMs).catch(() => {});
