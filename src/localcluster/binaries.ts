@@ -1,6 +1,6 @@
 // The binaries a local cluster runs: kube-apiserver and etcd (and, for a node, the kubelet and
-// the controllers) built from their Go modules by test/controlplane/build.sh; the node's
-// container runtime and pause image from test/node/runtime.sh.
+// the controllers) built from their Go modules by test/controlplane/build.sh, which builds the
+// components it is given; the node's container runtime and pause image from test/node/runtime.sh.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -8,37 +8,44 @@ import { cacheDir, REPO_ROOT } from './paths.ts';
 
 const BUILD_SCRIPT = join(REPO_ROOT, 'test', 'controlplane', 'build.sh');
 const RUNTIME_SCRIPT = join(REPO_ROOT, 'test', 'node', 'runtime.sh');
-const NODE_BINARIES = ['kubelet', 'kube-controller-manager', 'kube-scheduler'];
+/** What every local control plane runs (`edgectl operator --local`, `cluster up`, the e2e suite). */
+export const CONTROL_PLANE_BINARIES = ['kube-apiserver', 'etcd'] as const;
+/** What a node adds (`cluster up --node`, the node suite). */
+export const NODE_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kubelet'] as const;
+
+/** The binaries a local cluster runs: the control plane's, and with a node the node's too. */
+export function binariesFor(node: boolean): string[] {
+  return node ? [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES] : [...CONTROL_PLANE_BINARIES];
+}
 
 /** The directory holding kube-apiserver and etcd, or undefined when they are not built. */
 export function findBinaries(): string | undefined {
   const dirs = [process.env.EDGE_CONTROLPLANE_BIN, join(cacheDir(), 'bin')].filter(Boolean) as string[];
-  return dirs.find((d) => existsSync(join(d, 'kube-apiserver')) && existsSync(join(d, 'etcd')));
+  return dirs.find((d) => CONTROL_PLANE_BINARIES.every((b) => existsSync(join(d, b))));
 }
 
-/** Builds the binaries when missing (needs Go); returns their directory. */
+/**
+ * Builds the binaries when missing (needs Go): only those this cluster runs, so a control
+ * plane without a node (the demo, `npm start`) never waits for the kubelet and the
+ * controllers. Returns their directory.
+ */
 export function ensureBinaries(
   log: (s: string) => void = (s) => process.stderr.write(`${s}\n`),
   node = false,
 ): string {
+  const wanted = binariesFor(node);
   const found = findBinaries();
-  if (found && (!node || NODE_BINARIES.every((b) => existsSync(join(found, b))))) return found;
+  if (found && wanted.every((b) => existsSync(join(found, b)))) return found;
   if (!existsSync(BUILD_SCRIPT))
-    throw new Error('kube-apiserver/etcd are not built and the build script is not available');
-  log(
-    `building kube-apiserver and etcd${node ? ', kubelet, kube-controller-manager and kube-scheduler' : ''} from their Go modules (first time only; several minutes)...`,
-  );
+    throw new Error(`${wanted.join(', ')} are not built and the build script is not available`);
+  log(`building ${wanted.join(', ')} from their Go modules (first time only; several minutes)...`);
   let out: string;
   try {
-    // only what a control plane needs: helm, kustomize and actionlint are for the packaging tests
-    out = execFileSync(BUILD_SCRIPT, {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      encoding: 'utf8',
-      env: { ...process.env, EDGE_SKIP_PACKAGING_TOOLS: '1' },
-    });
+    // only what this cluster runs (helm, kustomize and actionlint are for the packaging tests)
+    out = execFileSync(BUILD_SCRIPT, wanted, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
   } catch {
     throw new Error(
-      'no local control plane: kube-apiserver and etcd could not be built (see above; the build needs Go) and no Docker engine with their images answered (test/containers/images.sh makes them). Or use a cluster of your own: KUBECONFIG and --api-url, without --local',
+      `no local control plane: ${wanted.join(', ')} could not be built (see above; the build needs Go) and no Docker engine with the control plane's images answered (test/containers/images.sh makes them). Or use a cluster of your own: KUBECONFIG and --api-url, without --local`,
     );
   }
   return out.trim().split('\n').at(-1)!;

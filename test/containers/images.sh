@@ -92,7 +92,7 @@ controlplane() {
   local kver ever
   kver=$(gomod kube k8s.io/kubernetes)
   ever=$(gomod etcd go.etcd.io/etcd/server/v3)
-  "$root/test/controlplane/build.sh" >/dev/null
+  "$root/test/controlplane/build.sh" kube-apiserver etcd >/dev/null
   scratch_image "registry.k8s.io/kube-apiserver:$kver" "$cache/bin/kube-apiserver-$kver" /usr/local/bin/kube-apiserver
   scratch_image "registry.k8s.io/etcd:${ever#v}-0" "$cache/bin/etcd-$ever" /usr/local/bin/etcd
 }
