@@ -17,6 +17,8 @@ const skipReason = existsSync(HELM)
   ? undefined
   : `no helm at ${HELM} (set HELM, or run test/controlplane/build.sh)`;
 const CHART = join(REPO_ROOT, 'helm/edge-operator');
+/** The test control plane's (test/controlplane/kube). */
+const KUBE_VERSION = '1.35.0';
 const NS = 'edge-system';
 /** The operator's ServiceAccount as the API server names it (release eo: eo-edge-operator). */
 const OPERATOR = `system:serviceaccount:${NS}:eo-edge-operator`;
@@ -53,6 +55,9 @@ function render(...set: string[]): Policy[] {
       CHART,
       '--namespace',
       NS,
+      // the chart's kubeVersion is checked against it (without it: the version helm was built with)
+      '--kube-version',
+      KUBE_VERSION,
       ...['api.url=https://api.example.com', ...set].flatMap((s) => ['--set', s]),
     ],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
@@ -284,7 +289,17 @@ describe.skipIf(!!skipReason)('chart: the Secret guard', () => {
   it("names the ServiceAccount once, as deploy/base's renderer expects (test/packaging/render-base.ts)", () => {
     const out = execFileSync(
       HELM,
-      ['template', 'edge-operator', CHART, '--namespace', NS, '--set', 'api.url=https://api.example.com'],
+      [
+        'template',
+        'edge-operator',
+        CHART,
+        '--namespace',
+        NS,
+        '--kube-version',
+        KUBE_VERSION,
+        '--set',
+        'api.url=https://api.example.com',
+      ],
       { encoding: 'utf8' },
     );
     expect(

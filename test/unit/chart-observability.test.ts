@@ -22,6 +22,11 @@ interface MetricSpec {
  */
 const PENDING_METRICS: Record<string, MetricSpec> = {};
 
+/** Series Prometheus writes itself for every target: `up` is 1 when its last scrape succeeded. */
+const SCRAPE_SERIES: Record<string, MetricSpec> = {
+  up: { type: 'gauge', labels: [], help: 'written by Prometheus for each target' },
+};
+
 /** Labels Prometheus attaches to every series of a target (Prometheus Operator ServiceMonitor). */
 const TARGET_LABELS = ['job', 'instance', 'namespace', 'pod', 'service', 'endpoint', 'container'];
 
@@ -30,6 +35,8 @@ const skipReason = existsSync(HELM)
   ? undefined
   : `no helm at ${HELM} (set HELM, or run test/controlplane/build.sh)`;
 const CHART = join(REPO_ROOT, 'helm/edge-operator');
+/** The test control plane's (test/controlplane/kube). */
+const KUBE_VERSION = '1.35.0';
 
 interface K8sObject {
   apiVersion: string;
@@ -79,7 +86,22 @@ interface Dashboard {
 }
 
 function render(...set: string[]): K8sObject[] {
-  const out = execFileSync(
+  const out = helmTemplate(set);
+  return parseAllDocuments(out)
+    .map((d) => d.toJS() as K8sObject)
+    .filter(Boolean);
+}
+/** What helm says when it refuses to render (schema, a template's fail). */
+function refusal(...set: string[]): string {
+  try {
+    helmTemplate(set);
+  } catch (e) {
+    return String((e as { stderr?: string }).stderr);
+  }
+  throw new Error(`rendered with ${set.join(' ')}`);
+}
+function helmTemplate(set: string[]): string {
+  return execFileSync(
     HELM,
     [
       'template',
@@ -87,13 +109,13 @@ function render(...set: string[]): K8sObject[] {
       CHART,
       '--namespace',
       'edge-system',
+      // the chart's kubeVersion is checked against it (without it: the version helm was built with)
+      '--kube-version',
+      KUBE_VERSION,
       ...['api.url=https://api.example.com', ...set].flatMap((s) => ['--set', s]),
     ],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  return parseAllDocuments(out)
-    .map((d) => d.toJS() as K8sObject)
-    .filter(Boolean);
 }
 const BOTH = ['grafana.dashboard.enabled=true', 'prometheusRule.enabled=true'];
 
@@ -288,6 +310,8 @@ describe.skipIf(!!skipReason)(`chart observability${skipReason ? ` (skipped: ${s
       'EdgeOperatorObjectsStalled',
       'EdgeOperatorBackendWithoutTunnels',
       'EdgeOperatorWatchStalled',
+      'EdgeOperatorNoLeader',
+      'EdgeOperatorDown',
     ]);
     for (const r of rules) {
       expect(r.expr, r.alert).toContain('job="eo-edge-operator-metrics"');
@@ -298,6 +322,94 @@ describe.skipIf(!!skipReason)(`chart observability${skipReason ? ` (skipped: ${s
     }
     const watch = rules.find((r) => r.alert === 'EdgeOperatorWatchStalled')!;
     expect(watch.expr).toMatch(/^time\(\) - .*> 360$/);
+  });
+
+  it('no replica leads: replicas are up, but none exports leader_election_master_status 1, for 5m', () => {
+    const rules = rulesOf(render(...BOTH, 'instance=blue'));
+    const noLeader = rules.find((r) => r.alert === 'EdgeOperatorNoLeader')!;
+    expect(noLeader.expr).toBe(
+      '(sum(up{job="eo-edge-operator-metrics"}) > 0) unless on () ' +
+        '(max(leader_election_master_status{job="eo-edge-operator-metrics"}) >= 1)',
+    );
+    expect(noLeader.for).toBe('5m');
+    expect(noLeader.labels?.severity).toBe('critical');
+    // the runbook names this installation's Lease (edge-operator-<instance>) and its namespace
+    expect(noLeader.annotations?.runbook).toContain('kubectl -n edge-system get lease edge-operator-blue');
+    expect(
+      rulesOf(render(...BOTH)).find((r) => r.alert === 'EdgeOperatorNoLeader')!.annotations?.runbook,
+    ).toContain('get lease edge-operator -o yaml');
+    // only the leader sets the gauge (a standby exports no series): max() >= 1 is "one leads"
+    expect(registry().leader_election_master_status?.type).toBe('gauge');
+  });
+
+  it('operator down: no target of the job with up == 1 (none up, or none scraped at all), for 5m', () => {
+    const down = rulesOf(render(...BOTH)).find((r) => r.alert === 'EdgeOperatorDown')!;
+    expect(down.expr).toBe('absent(up{job="eo-edge-operator-metrics"} == 1)');
+    expect(down.for).toBe('5m');
+    expect(down.labels?.severity).toBe('critical');
+    const tuned = rulesOf(
+      render(
+        ...BOTH,
+        'prometheusRule.alerts.operatorDown.for=10m',
+        'prometheusRule.alerts.operatorDown.severity=page',
+        'prometheusRule.alerts.noLeader.enabled=false',
+      ),
+    );
+    expect(tuned.map((r) => r.alert)).not.toContain('EdgeOperatorNoLeader');
+    expect(tuned.find((r) => r.alert === 'EdgeOperatorDown')).toMatchObject({
+      for: '10m',
+      labels: { severity: 'page' },
+    });
+    expect(refusal(...BOTH, 'prometheusRule.alerts.operatorDown.for=5')).toMatch(/operatorDown/);
+  });
+
+  it('the PodMonitor: off by default; the pods by their selector labels, under the job the alerts select', () => {
+    expect(render().find((o) => o.kind === 'PodMonitor')).toBeUndefined();
+    const objs = render(
+      'metrics.podMonitor.enabled=true',
+      'metrics.podMonitor.interval=15s',
+      'metrics.podMonitor.labels.release=kube-prometheus-stack',
+      'metrics.service.enabled=false',
+      'prometheusRule.enabled=true',
+    );
+    const pm = objs.find((o) => o.kind === 'PodMonitor')!;
+    expect(pm.apiVersion).toBe('monitoring.coreos.com/v1');
+    expect(pm.metadata).toMatchObject({ name: 'eo-edge-operator', namespace: 'edge-system' });
+    expect(pm.metadata.labels?.release).toBe('kube-prometheus-stack');
+    const deployment = objs.find((o) => o.kind === 'Deployment') as unknown as {
+      spec: { selector: { matchLabels: Record<string, string> } };
+    };
+    const spec = pm.spec as {
+      selector: { matchLabels: Record<string, string> };
+      podMetricsEndpoints: {
+        port: string;
+        path: string;
+        interval: string;
+        honorLabels: boolean;
+        relabelings: object[];
+      }[];
+    };
+    expect(spec.selector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
+    expect(spec.podMetricsEndpoints).toEqual([
+      {
+        port: 'http',
+        path: '/metrics',
+        interval: '15s',
+        honorLabels: true,
+        relabelings: [{ action: 'replace', targetLabel: 'job', replacement: 'eo-edge-operator-metrics' }],
+      },
+    ]);
+    // the job it gives is the one every alert selects by default
+    for (const r of rulesOf(objs)) expect(r.expr, r.alert).toContain('job="eo-edge-operator-metrics"');
+    // no Service needed
+    expect(objs.find((o) => o.kind === 'Service')).toBeUndefined();
+  });
+
+  it('refuses a PodMonitor beside the ServiceMonitor (each pod scraped twice)', () => {
+    expect(refusal('metrics.podMonitor.enabled=true', 'metrics.serviceMonitor.enabled=true')).toContain(
+      'metrics.podMonitor and metrics.serviceMonitor both scrape',
+    );
+    expect(render('metrics.serviceMonitor.enabled=true').map((o) => o.kind)).not.toContain('PodMonitor');
   });
 
   it('alert labels, annotations, thresholds and the selector are configurable', () => {
@@ -333,7 +445,7 @@ describe.skipIf(!!skipReason)(`chart observability${skipReason ? ` (skipped: ${s
     const objs = render(...BOTH);
     const exprs = [...dashboardExprs(dashboardOf(objs)), ...rulesOf(objs).map((r) => r.expr)];
     const registered = registry();
-    const series = seriesOf({ ...registered, ...PENDING_METRICS });
+    const series = seriesOf({ ...registered, ...PENDING_METRICS, ...SCRAPE_SERIES });
     const used = new Set(exprs.flatMap(promqlMetricNames));
     expect(used.size).toBeGreaterThan(10);
 
@@ -341,7 +453,7 @@ describe.skipIf(!!skipReason)(`chart observability${skipReason ? ` (skipped: ${s
     expect.soft(unknown, 'used, but neither registered nor in PENDING_METRICS').toEqual([]);
 
     // PENDING_METRICS stays exact: nothing in it the operator already registers, nothing unused
-    const registeredSeries = seriesOf(registered);
+    const registeredSeries = seriesOf({ ...registered, ...SCRAPE_SERIES });
     const pending = Object.keys(PENDING_METRICS);
     expect
       .soft(

@@ -13,6 +13,8 @@ const skipReason = existsSync(HELM)
   ? undefined
   : `no helm at ${HELM} (set HELM, or run test/controlplane/build.sh)`;
 const CHART = join(REPO_ROOT, 'helm/edge-operator');
+/** The test control plane's (test/controlplane/kube). */
+const KUBE_VERSION = '1.35.0';
 const AGG = 'rbac.authorization.k8s.io/aggregate-to-';
 
 interface Role {
@@ -30,6 +32,9 @@ function render(...set: string[]): Role[] {
       CHART,
       '--namespace',
       'edge-system',
+      // the chart's kubeVersion is checked against it (without it: the version helm was built with)
+      '--kube-version',
+      KUBE_VERSION,
       ...['api.url=https://api.example.com', ...set].flatMap((s) => ['--set', s]),
     ],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] },
