@@ -701,9 +701,13 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       const objs = docs(execFileSync(bin('kustomize'), ['build', dir], { encoding: 'utf8' }));
       const sa = objs.find((o) => o.kind === 'ServiceAccount')!;
       expect(sa.metadata.namespace).toBe(moved);
-      // the overlay's policy, under a name of this test's own, against the real API server
+      // the overlay's Secret guard (policy and binding), under a name of this test's own,
+      // against the real API server
       const policies = objs
-        .filter((o) => o.kind?.startsWith('ValidatingAdmissionPolicy'))
+        .filter(
+          (o) =>
+            o.kind?.startsWith('ValidatingAdmissionPolicy') && o.metadata.name === 'edge-operator-secrets',
+        )
         .map((o) => ({
           ...o,
           metadata: { ...o.metadata, name: guard },

@@ -45,20 +45,27 @@ export function renderBase(): string {
 }
 
 /**
- * The Secret guard names the operator's ServiceAccount by its full user name, namespace
- * included. Helm knows the namespace; kustomize's `namespace:` in an overlay moves the
+ * The admission policies name the operator's ServiceAccount by its full user name, namespace
+ * included: the Secret guard (the operator, `==`) and the instance label guard (anyone but the
+ * operator, `!=`). Helm knows the namespace; kustomize's `namespace:` in an overlay moves the
  * ServiceAccount and its bindings but not a string inside a CEL expression, which would turn
- * the guard off without a word. The base's guard takes the ServiceAccount's name in any
- * namespace: an overlay that moves the operator keeps it guarded, and another workload's
- * ServiceAccount of that name is held to the same rule.
+ * the Secret guard off without a word (and hold the moved operator to the label guard). The
+ * base's policies take the ServiceAccount's name in any namespace, every comparison of them:
+ * an overlay that moves the operator keeps them right, and another workload's ServiceAccount
+ * of that name is held to the same rule.
  */
 function guardAnyNamespace(yaml: string): string {
-  const exact = 'request.userInfo.username == "system:serviceaccount:edge-system:edge-operator"';
+  const user = '"system:serviceaccount:edge-system:edge-operator"';
+  const anyNamespace = `request.userInfo.username.matches("^system:serviceaccount:[^:]+:edge-operator$")`;
+  const exact = `request.userInfo.username == ${user}`;
   if (!yaml.includes(exact)) throw new Error(`the chart's Secret guard no longer reads: ${exact}`);
-  return yaml.replace(
-    exact,
-    `request.userInfo.username.matches("^system:serviceaccount:[^:]+:edge-operator$")`,
-  );
+  const out = yaml
+    .replaceAll(exact, anyNamespace)
+    // a whole expression, quoted: a plain YAML scalar cannot start with `!` (a tag)
+    .replaceAll(`expression: request.userInfo.username != ${user}\n`, `expression: '!${anyNamespace}'\n`);
+  // a policy that names the user another way would keep the namespace: say so, not ship it
+  if (out.includes(user)) throw new Error(`the chart names ${user} in a way this renderer does not rewrite`);
+  return out;
 }
 
 if (import.meta.main) {

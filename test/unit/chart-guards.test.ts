@@ -11,6 +11,7 @@ import { parseAllDocuments } from 'yaml';
 import { cacheDir, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { DIGEST_KEY_SECRET } from '../../src/operator/runtime/digest-key.ts';
 import { ACCESS_FINALIZER, KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
+import { renderBase } from '../packaging/render-base.ts';
 
 const HELM = process.env.HELM ?? join(cacheDir(), 'bin', 'helm');
 const skipReason = existsSync(HELM)
@@ -286,25 +287,24 @@ describe.skipIf(!!skipReason)('chart: the Secret guard', () => {
     expect(create('team-a', secret(), TENANT)).toBe('not matched');
   });
 
-  it("names the ServiceAccount once, as deploy/base's renderer expects (test/packaging/render-base.ts)", () => {
-    const out = execFileSync(
-      HELM,
-      [
-        'template',
-        'edge-operator',
-        CHART,
-        '--namespace',
-        NS,
-        '--kube-version',
-        KUBE_VERSION,
-        '--set',
-        'api.url=https://api.example.com',
-      ],
-      { encoding: 'utf8' },
-    );
-    expect(
-      out.split('request.userInfo.username == "system:serviceaccount:edge-system:edge-operator"').length - 1,
-    ).toBe(1);
+  it("deploy/base's policies take the operator's ServiceAccount in any namespace (a kustomize overlay moves it)", () => {
+    const base = parseAllDocuments(renderBase())
+      .map((d) => d.toJS() as Policy)
+      .filter(Boolean);
+    const condition = (name: string) =>
+      named(base, 'ValidatingAdmissionPolicy', name)!.spec.matchConditions!.map((c) => c.expression);
+    expect(renderBase()).not.toContain('system:serviceaccount:edge-system:');
+    const is = (expr: string, user: string) => evaluate(expr, { request: { userInfo: { username: user } } });
+    const [secrets] = condition('edge-operator-secrets');
+    const [label] = condition('edge-operator-instance-label');
+    for (const ns of ['edge-system', 'moved']) {
+      expect(is(secrets!, `system:serviceaccount:${ns}:edge-operator`)).toBe(true);
+      expect(is(label!, `system:serviceaccount:${ns}:edge-operator`)).toBe(false);
+    }
+    for (const user of [TENANT, 'system:serviceaccount:edge-system:edge-operator-x', 'edge-operator']) {
+      expect(is(secrets!, user)).toBe(false);
+      expect(is(label!, user)).toBe(true);
+    }
   });
 });
 
