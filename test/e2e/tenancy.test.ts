@@ -211,15 +211,16 @@ describe.skipIf(!!skipReason)('tenancy: one namespace cannot reach another', () 
         attacker,
         obj('IPPolicy', attacker, `probe-${name}`, { description: 'forged' }, { [ID_ANNOTATION]: id }),
       );
-    // both answer alike: neither marker's uid names a live object, so both are adopted
+    // both answer alike: made by no object of the attacker's namespace, neither is taken (the
+    // attacker's namespace may not adopt), whether the name its marker gives exists or not
+    const said: string[] = [];
     for (const [name, id] of Object.entries(probes)) {
-      const o = await waitFor(`probe-${name} Ready`, async () => {
-        const x = await get(P, attacker, `probe-${name}`);
-        return ready(x) ? x : undefined;
-      });
-      expect((o.status as { id: string }).id).toBe(id);
-      expect(condition(o, 'Stalled')?.status).not.toBe('True');
+      const o = await stalled(P, attacker, `probe-${name}`);
+      expect(condition(o, 'Stalled')?.reason).toBe('AdoptionNotAllowed');
+      said.push(condition(o, 'Stalled')!.message.replace(id, '<id>'));
+      expect((o.status as { id?: string }).id).toBeUndefined();
     }
+    expect(said[0]).toBe(said[1]);
     for (const name of Object.keys(probes)) await w.kube.delete(P, attacker, `probe-${name}`);
     expect(await victimState()).toEqual(before);
   });

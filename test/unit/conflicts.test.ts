@@ -46,6 +46,7 @@ function check(
   others: KubeObject[],
   remotes: ReturnType<typeof remote>[] = [],
   holds?: string,
+  mayAdopt?: boolean,
 ) {
   const all = [self, ...others];
   const key = RULE.conflict!.key(RULE.desired(self.spec as never, () => ''));
@@ -55,6 +56,7 @@ function check(
     key,
     holds,
     selfId: (self.status as { id?: string } | undefined)?.id,
+    mayAdopt,
     others: new ConflictKeys(RULE).of(all, () => () => 'unused').holding(key, () => () => 'unused'),
     live: new Set(all.map((o) => o.metadata.uid!)),
     remotes,
@@ -104,7 +106,24 @@ describe('findConflict', () => {
     [
       'a remote made outside the cluster',
       () => check(rule('a', '10.0.0.0/8'), [], [remote('ipr_x', '10.0.0.0/8')]),
+      'ipr_x, made outside the cluster, has the same CIDR in the same IP policy: delete one of them, or change this one',
+    ],
+    [
+      'a remote made outside the cluster, to a namespace that may not adopt it: not even its id',
+      () => check(rule('a', '10.0.0.0/8'), [], [remote('ipr_x', '10.0.0.0/8')], undefined, false),
       'another resource of the account, made outside the cluster, has the same CIDR in the same IP policy: delete one of them, or change this one',
+    ],
+    [
+      'a remote of another installation, to a namespace that may not adopt it',
+      () =>
+        check(
+          rule('a', '10.0.0.0/8'),
+          [],
+          [remote('ipr_x', '10.0.0.0/8', { uid: 'u9', object: 'IPPolicyRule/team/z', cluster: 'c2' })],
+          undefined,
+          false,
+        ),
+      'a resource of another installation has the same CIDR in the same IP policy: delete one of them, or change this one',
     ],
     [
       'a remote of another namespace’s object: neither its name nor its id',
@@ -124,7 +143,7 @@ describe('findConflict', () => {
           [],
           [remote('ipr_x', '10.0.0.0/8', { uid: 'u9', object: 'IPPolicyRule/team/z', cluster: 'c2' })],
         ),
-      'a resource of another installation has the same CIDR in the same IP policy: delete one of them, or change this one',
+      "ipr_x, another installation's, has the same CIDR in the same IP policy: delete one of them, or change this one",
     ],
     [
       'its own remote (after a crash before the id was recorded): none',

@@ -1063,7 +1063,7 @@ describe('planSync: conflicts and the finalizer', () => {
       {
         action: 'stall',
         reason: 'Conflict',
-        message: expect.stringContaining('another resource of the account, made outside the cluster'),
+        message: expect.stringContaining('thg_7, made outside the cluster'),
       },
     ],
     [

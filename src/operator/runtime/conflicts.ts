@@ -176,6 +176,8 @@ export function findConflict(input: {
   /** Remote resources of the kind from the last bulk observation. */
   remotes: Iterable<{ id: string; remote: Record<string, unknown> & { metadata?: string } }>;
   clusterId: string;
+  /** The namespace may adopt what no object of it made: it may learn such a resource's id. */
+  mayAdopt?: boolean;
 }): Conflict | undefined {
   const { binding, self, key } = input;
   if (input.holds) return undefined;
@@ -202,10 +204,13 @@ export function findConflict(input: {
     // adopted back by a restore), not a conflict
     if (owner?.cluster === input.clusterId && !live.has(owner.uid)) continue;
     // a resource no object here made: the platform's or another installation's, its id not the tenant's to learn
+    const said = input.mayAdopt !== false;
     const who = !owner
-      ? 'another resource of the account, made outside the cluster,'
+      ? `${said ? r.id : 'another resource of the account'}, made outside the cluster,`
       : owner.cluster !== input.clusterId
-        ? 'a resource of another installation'
+        ? said
+          ? `${r.id}, another installation's,`
+          : 'a resource of another installation'
         : owner.object.split('/')[1] === ns
           ? `${r.id} (${owner.object.split('/')[0]} ${owner.object.split('/')[2]})`
           : // another tenant's resource: not even its id

@@ -311,6 +311,7 @@ function conflictOf(i: SyncInput): Stall | undefined {
     holds,
     selfId: i.id,
     clusterId: i.clusterId,
+    mayAdopt: i.mayAdopt,
     ...i.conflict,
   });
   return c && { ...stallWith('Conflict', c.message), requeueAfterMs: CONFLICT_RECHECK_MS };
