@@ -2,7 +2,7 @@
 // output, exit codes instead of process exits (so tests run commands in-process), and one
 // line per failure.
 import { Command, CommanderError } from 'commander';
-import { USER_AGENT } from '../api/transport.ts';
+import { VERSION } from '../version.ts';
 import { CliError, type CliIO, EXIT, printable } from './io.ts';
 
 export function program(io: CliIO, commands: Command[]): Command {
@@ -10,7 +10,8 @@ export function program(io: CliIO, commands: Command[]): Command {
     .description(
       'Edge Operator: the operator, the API emulator, and agent sessions and tunnels at the terminal',
     )
-    .version(USER_AGENT)
+    // the version alone, as scripts read it; `edgectl version` says more
+    .version(VERSION)
     .configureOutput({ writeOut: io.out, writeErr: io.err });
   for (const c of commands) p.addCommand(c);
   const exitOverride = (c: Command) => {

@@ -5,6 +5,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { createClient } from '../api/client.ts';
+import { VERSION } from '../version.ts';
 import { ConfigError, type OperatorConfig } from './config.ts';
 import { BINDINGS } from './kinds/index.ts';
 import { AccountMetrics } from './runtime/accounts/account-metrics.ts';
@@ -300,6 +301,7 @@ async function startOperator(
   };
   log.info(
     {
+      version: VERSION,
       cluster: describeCluster(kc!),
       apiUrl,
       embeddedEmulator: embedded,

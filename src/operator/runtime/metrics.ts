@@ -1,5 +1,6 @@
 // One prom-client registry with controller-runtime's metric names, plus the API's own.
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { VERSION } from '../../version.ts';
 
 /** Reconciles and workers (controller-runtime's names). */
 function controllerMetrics(r: Registry[], buckets: number[]) {
@@ -237,6 +238,13 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const r = [registry];
+  // which build runs, as Prometheus exporters say it: one series, always 1
+  new Gauge({
+    name: 'edge_operator_build_info',
+    help: "The running operator's version and Node's (always 1)",
+    labelNames: ['version', 'node'],
+    registers: r,
+  }).set({ version: VERSION, node: process.versions.node }, 1);
   const buckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
   // registered in this order: the scrape lists them so
   return {
