@@ -1,15 +1,15 @@
 import { Command, Option } from 'commander';
 import { CliError, type CliIO, EXIT } from '../io.ts';
+import { kubeFrom, withKubeOptions } from '../kube-options.ts';
 
 export function drainCommand(io: CliIO): Command {
-  return new Command('drain')
-    .description(
-      "take an installation's edge.tunnel.dev objects out of its hands before uninstalling: Orphan (keep objects and remote resources, drop the finalizers; the operator must be stopped: --stop-deployment does that), Retain (delete the objects, keep the remote resources), Delete (delete both; the operator must run)",
-    )
-    .addOption(new Option('--policy <policy>', 'Orphan, Retain or Delete').makeOptionMandatory())
-    .addOption(
-      new Option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config, in-cluster)'),
-    )
+  return withKubeOptions(
+    new Command('drain')
+      .description(
+        "take an installation's edge.tunnel.dev objects out of its hands before uninstalling: Orphan (keep objects and remote resources, drop the finalizers; the operator must be stopped: --stop-deployment does that), Retain (delete the objects, keep the remote resources), Delete (delete both; the operator must run)",
+      )
+      .addOption(new Option('--policy <policy>', 'Orphan, Retain or Delete').makeOptionMandatory()),
+  )
     .addOption(
       new Option('--namespaces <list>', 'comma-separated namespaces (default: all)').env('WATCH_NAMESPACES'),
     )
@@ -60,8 +60,7 @@ export function drainCommand(io: CliIO): Command {
           `--account: ${JSON.stringify(o.account)} is not installation, EdgeAccount/<namespace>/<name> or ClusterEdgeAccount/<name>`,
           EXIT.usage,
         );
-      const { Kube, loadKubeConfig } = await import('../../operator/runtime/kube.ts');
-      const kube = new Kube(await loadKubeConfig(o.kubeconfig));
+      const kube = await kubeFrom(o);
       const r = await drain(kube, {
         policy: o.policy,
         namespaces: o.namespaces ? String(o.namespaces).split(',').filter(Boolean) : undefined,

@@ -3,41 +3,36 @@ import { collect } from '../../api/client.ts';
 import type { KubeList } from '../../operator/runtime/kube.ts';
 import { clientFrom, withApiOptions } from '../api-options.ts';
 import { CliError, type CliIO, EXIT } from '../io.ts';
+import { kubeFrom, withKubeOptions } from '../kube-options.ts';
 import type { TraceTunnel } from '../trace-tree.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 
 export function traceCommand(io: CliIO): Command {
   return withApiOptions(
-    new Command('trace')
-      .description(
-        'show an edge, route or any edge.tunnel.dev object with what it uses (routes, backends, online tunnels, IP policies and rules, Secrets) and whether each is Ready; exit 0 when all are, 1 when anything is not Ready or missing, 4 when the object does not exist. With --api-url and a key, tunnels are the live list; else what status shows',
-      )
-      .argument('<kind/name>', 'e.g. HTTPSEdge/app, edgeroute/app-root, wb/web-split')
-      .addOption(new Option('-n, --namespace <ns>', 'namespace of the object').default('default'))
-      .addOption(
-        new Option('--kubeconfig <path>', 'kubeconfig (default: KUBECONFIG, ~/.kube/config, in-cluster)'),
-      )
-      .addOption(
-        new Option('-o, --output <format>', 'tree or json').choices(['tree', 'json']).default('tree'),
-      ),
+    withKubeOptions(
+      new Command('trace')
+        .description(
+          'show an edge, route or any edge.tunnel.dev object with what it uses (routes, backends, online tunnels, IP policies and rules, Secrets) and whether each is Ready; exit 0 when all are, 1 when anything is not Ready or missing, 4 when the object does not exist. With --api-url and a key, tunnels are the live list; else what status shows',
+        )
+        .argument('<kind/name>', 'e.g. HTTPSEdge/app, edgeroute/app-root, wb/web-split')
+        .addOption(new Option('-n, --namespace <ns>', 'namespace of the object').default('default')),
+    ).addOption(
+      new Option('-o, --output <format>', 'tree or json').choices(['tree', 'json']).default('tree'),
+    ),
   ).action(async (target: string, o) => {
-    const [
-      { BINDINGS },
-      tree,
-      { Kube, KubeError, loadKubeConfig, isKubeNotFound, resourceUrl },
-      { managedResource },
-    ] = await Promise.all([
-      import('../../operator/kinds/index.ts'),
-      import('../trace-tree.ts'),
-      import('../../operator/runtime/kube.ts'),
-      import('../../operator/runtime/constants.ts'),
-    ]);
+    const [{ BINDINGS }, tree, { KubeError, isKubeNotFound, resourceUrl }, { managedResource }] =
+      await Promise.all([
+        import('../../operator/kinds/index.ts'),
+        import('../trace-tree.ts'),
+        import('../../operator/runtime/kube.ts'),
+        import('../../operator/runtime/constants.ts'),
+      ]);
     const { binding, name } = tree.parseTarget(target, BINDINGS);
     const ns = o.namespace as string;
     // credentials first: a half-configured API is a usage error before any cluster read
     const api = o.apiUrl ? clientFrom(o) : undefined;
-    const kube = new Kube(await loadKubeConfig(o.kubeconfig));
+    const kube = await kubeFrom(o);
 
     // every kind once, in the namespace (a kind whose CRD is not installed has no objects)
     const listAll = async (plural: string) => {

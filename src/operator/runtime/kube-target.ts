@@ -15,6 +15,11 @@ export class KubeConfigError extends Error {
   override name = 'KubeConfigError';
 }
 
+/** The context asked for by name (edgectl's --context) is not in the kubeconfig. */
+export class UnknownContextError extends KubeConfigError {
+  override name = 'UnknownContextError';
+}
+
 /**
  * Credentials read from files serve this long before they are read again: reading and decoding
  * them was 7% of the CPU of each request in a bulk apply, and a rotated token or certificate

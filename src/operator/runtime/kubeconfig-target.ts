@@ -1,6 +1,6 @@
 // A kubeconfig's target, through @kubernetes/client-node's KubeConfig, maintained by the
 // Kubernetes project: --kubeconfig, $KUBECONFIG (several files merged), ~/.kube/config;
-// contexts, client certificates, tokens and token files, exec credential plugins, the auth
+// the current context or one named (edgectl's --context), client certificates, tokens and token files, exec credential plugins, the auth
 // providers it supports, impersonation, proxy-url, tls-server-name, insecure-skip-tls-verify.
 // Turned into headers and an undici dispatcher per request: a refreshed exec credential is used
 // as soon as it is there, a rotated token or certificate file within a second (the files are
@@ -17,10 +17,19 @@ import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { Agent, type Dispatcher, ProxyAgent } from 'undici';
 import { parse, stringify } from 'yaml';
-import { firstLine, KubeConfigError, type KubeTarget, reusedBriefly } from './kube-target.ts';
+import {
+  firstLine,
+  KubeConfigError,
+  type KubeTarget,
+  reusedBriefly,
+  UnknownContextError,
+} from './kube-target.ts';
 
-/** The kubeconfig files (merged as kubectl does) into `kc`; returns the current context's name. */
-function loadFiles(kc: KubeConfig, path: string | undefined): string {
+/**
+ * The kubeconfig files (merged as kubectl does) into `kc`, with `context` (when named) made the
+ * current one; returns the current context's name.
+ */
+function loadFiles(kc: KubeConfig, path: string | undefined, context: string | undefined): string {
   const files = path
     ? [path]
     : process.env.KUBECONFIG
@@ -42,16 +51,32 @@ function loadFiles(kc: KubeConfig, path: string | undefined): string {
   } catch (err) {
     throw new KubeConfigError(`kubeconfig ${existing.join(delimiter)}: ${firstLine(err)}`);
   }
+  if (context !== undefined) {
+    if (!kc.getContextObject(context)) {
+      const names = kc.getContexts().map((c) => c.name);
+      throw new UnknownContextError(
+        `kubeconfig ${existing.join(delimiter)} has no context ${JSON.stringify(context)} (${
+          names.length
+            ? `its contexts: ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}`
+            : 'it has none'
+        })`,
+      );
+    }
+    kc.setCurrentContext(context);
+  }
   const name = kc.getCurrentContext();
   if (!name) throw new KubeConfigError(`kubeconfig ${existing.join(delimiter)} has no current-context`);
   if (!kc.getContextObject(name)) throw new KubeConfigError(`kubeconfig: context ${name} is not defined`);
   return name;
 }
 
-/** The kubeconfig file given, else $KUBECONFIG (files merged), else ~/.kube/config. */
-export function kubeconfigTarget(path?: string): KubeTarget {
+/**
+ * The kubeconfig file given, else $KUBECONFIG (files merged), else ~/.kube/config; its current
+ * context, or the one named.
+ */
+export function kubeconfigTarget(path?: string, contextName?: string): KubeTarget {
   const kc = new KubeConfig();
-  const context = loadFiles(kc, path);
+  const context = loadFiles(kc, path, contextName);
   const cluster = kc.getCurrentCluster();
   if (!cluster?.server)
     throw new KubeConfigError(`kubeconfig: the cluster of context ${context} has no server`);

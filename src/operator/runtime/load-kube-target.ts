@@ -9,12 +9,13 @@ import type { KubeTarget } from './kube-target.ts';
 const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
 
 /**
- * In-cluster (KUBERNETES_SERVICE_HOST set, no kubeconfig named), else the kubeconfig file
- * given, else $KUBECONFIG (files merged), else ~/.kube/config.
+ * In-cluster (KUBERNETES_SERVICE_HOST set, no kubeconfig and no context named), else the
+ * kubeconfig file given, else $KUBECONFIG (files merged), else ~/.kube/config; with `context`,
+ * that context of the kubeconfig instead of its current one.
  */
-export async function loadKubeConfig(path?: string): Promise<KubeTarget> {
-  if (!path && !process.env.KUBECONFIG && process.env.KUBERNETES_SERVICE_HOST)
+export async function loadKubeConfig(path?: string, context?: string): Promise<KubeTarget> {
+  if (!path && context === undefined && !process.env.KUBECONFIG && process.env.KUBERNETES_SERVICE_HOST)
     return inClusterTarget(process.env.EDGE_SERVICE_ACCOUNT_DIR ?? SERVICE_ACCOUNT_DIR);
   const { kubeconfigTarget } = await import('./kubeconfig-target.ts');
-  return kubeconfigTarget(path);
+  return kubeconfigTarget(path, context);
 }
