@@ -9,6 +9,7 @@ import { operatorCommand } from './commands/operator.ts';
 import { sessionsCommand } from './commands/sessions.ts';
 import { traceCommand } from './commands/trace.ts';
 import { tunnelsCommand } from './commands/tunnels.ts';
+import { versionCommand } from './commands/version.ts';
 import type { CliIO } from './io.ts';
 import { program, runProgram } from './program.ts';
 
@@ -22,6 +23,7 @@ export function buildProgram(io: CliIO): Command {
     operatorCommand(),
     emulatorCommand(),
     clusterCommand(),
+    versionCommand(io),
   ]);
 }
 
