@@ -2,6 +2,7 @@
 // commands in-process.
 import type { Command } from 'commander';
 import { clusterCommand } from './commands/cluster.ts';
+import { completionCommand } from './commands/completion.ts';
 import { drainCommand } from './commands/drain.ts';
 import { emulatorCommand } from './commands/emulator.ts';
 import { exportCommand } from './commands/export.ts';
@@ -24,6 +25,7 @@ export function buildProgram(io: CliIO): Command {
     emulatorCommand(),
     clusterCommand(),
     versionCommand(io),
+    completionCommand(io),
   ]);
 }
 
