@@ -6,10 +6,13 @@
 // and linked as node_modules/.bin/node, which npm puts first on PATH for every `npm run` script.
 // So `npm start` and `npm test` run on Node 24 with nothing installed by hand. A newer Node
 // is used as it is: nothing is downloaded or linked.
+// Only for a checkout: the package installed from npm (`npm install -g edge-operator`, or as a
+// dependency) runs dist/, not the sources, and its npm scripts are never run; there the script
+// does nothing (an older Node gets one line from edgectl itself, not a download).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const PINNED = '24.21.0';
@@ -17,6 +20,11 @@ const [major, minor] = process.versions.node.split('.').map(Number);
 if (major > 22 || (major === 22 && minor >= 19) || process.env.EDGE_NODE_SKIP === '1') process.exit(0);
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const checkout =
+  existsSync(join(root, 'src', 'cli', 'edgectl.ts')) &&
+  !root.split(sep).includes('node_modules') &&
+  process.env.npm_config_global !== 'true';
+if (!checkout) process.exit(0);
 const cache =
   process.env.EDGE_OPERATOR_CACHE ??
   join(process.env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'edge-operator');
