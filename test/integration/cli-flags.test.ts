@@ -48,7 +48,18 @@ function optionsOf(command: string): Promise<Set<string>> {
  * names `edgectl <command>` (its flags belong to the commands it names); each command line
  * (`edgectl ...`, `node src/cli/edgectl.ts ...`, `npm run emulator -- ...`) in a code block.
  */
-const COMMANDS = ['operator', 'emulator', 'sessions', 'tunnels', 'export', 'drain', 'cluster', 'trace'];
+const COMMANDS = [
+  'operator',
+  'emulator',
+  'sessions',
+  'tunnels',
+  'export',
+  'drain',
+  'cluster',
+  'trace',
+  'version',
+  'completion',
+];
 
 function documented(readme: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
