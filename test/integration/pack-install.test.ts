@@ -21,7 +21,8 @@ const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as
 };
 const CI = process.env.CI === 'true';
 const npmThere = spawnSync('npm', ['--version'], { encoding: 'utf8' }).status === 0;
-if (!npmThere && !CI) console.warn('pack-install: skipped: no npm on PATH (CI=true runs it anyway)');
+const SKIP = !npmThere && !CI ? 'skipped: no npm on PATH (CI=true runs it anyway)' : undefined;
+if (SKIP) console.warn(`pack-install: ${SKIP}`);
 
 /** An older Node than edgectl needs, when the machine has one. */
 const OLD_NODE = [process.env.EDGE_OLD_NODE, '/usr/bin/node'].find((p): p is string => {
@@ -46,7 +47,7 @@ const run = (cmd: string, args: string[], o: { cwd?: string; env?: NodeJS.Proces
   return { code: r.status, out: r.stdout ?? '', err: r.stderr ?? '' };
 };
 
-describe.skipIf(!npmThere && !CI)('edgectl from `npm pack` and `npm install -g`', () => {
+describe.skipIf(!!SKIP)(`edgectl from \`npm pack\` and \`npm install -g\`${SKIP ? ` (${SKIP})` : ''}`, () => {
   const tmp = scratchDir('pack-');
   const stage = join(tmp, 'stage');
   const prefix = join(tmp, 'global');
