@@ -262,3 +262,24 @@ describe('AccountRegistry: account objects on one key share one client, one budg
     expect(r.get(A)).toBeUndefined();
   });
 });
+
+describe('AccountRegistry: an account refused before it holds a client says why to its objects', () => {
+  it('AccountLimit reaches the objects waiting for it, and goes with the account', async () => {
+    const r = new AccountRegistry({ client: () => ({}) as never });
+    const id = 'EdgeAccount/t/a4';
+    expect(r.use(id)).toMatchObject({ phase: { message: expect.stringContaining('not checked yet') } });
+    r.mark(id, false, {
+      state: 'stalled',
+      reason: 'AccountLimit',
+      message: 'namespace t has 5 EdgeAccounts',
+    });
+    expect(r.use(id)).toMatchObject({
+      phase: {
+        reason: 'WaitingForAccount',
+        message: expect.stringContaining('AccountLimit: namespace t has 5'),
+      },
+    });
+    await r.remove(id);
+    expect(r.use(id)).toMatchObject({ phase: { message: expect.stringContaining('not checked yet') } });
+  });
+});

@@ -109,6 +109,7 @@ export class AccountRegistry {
    * once it takes the new one (until then deletes go on with the old key).
    */
   set(id: string, o: { url: string; key: string; perMinute: number }): 'new' | 'rotated' | 'same' {
+    this.refusals.delete(id);
     const d = digest(o.url, o.key);
     const alias = this.aliases.get(id);
     if (alias !== undefined) {
@@ -204,10 +205,20 @@ export class AccountRegistry {
     return [...this.entries.values()];
   }
 
+  /**
+   * Why accounts that hold no entry cannot serve (a limit, a URL refused before any key was
+   * read): their objects say so instead of "not checked yet". Only a phase: no client.
+   */
+  private readonly refusals = new Map<string, Phase>();
+
   /** Whether objects may use the account, and why not. */
   mark(id: string, usable: boolean, phase?: Phase): void {
     const e = this.get(id);
-    if (!e) return;
+    if (!e) {
+      if (!usable && phase) this.refusals.set(id, phase);
+      return;
+    }
+    this.refusals.delete(id);
     e.usable = usable;
     e.phase = phase;
     e.suspect = false;
@@ -239,7 +250,8 @@ export class AccountRegistry {
     const e = this.get(id);
     if (e?.usable || (forDelete && e?.verified)) return { client: e.client, entry: e };
     if (forDelete && e?.lastGood) return { client: e.lastGood, entry: e };
-    const why = e?.phase ? `${e.phase.reason}: ${e.phase.message}` : 'not checked yet';
+    const phase = e?.phase ?? this.refusals.get(id);
+    const why = phase ? `${phase.reason}: ${phase.message}` : 'not checked yet';
     return {
       phase: {
         state: 'progressing',
@@ -258,6 +270,7 @@ export class AccountRegistry {
   /** The account went: its client is closed (the installation's is the operator's to close). */
   /** `graceMs`: how long its requests in flight may still take (see Transport.close). */
   async remove(id: string, graceMs?: number): Promise<void> {
+    this.refusals.delete(id);
     // an account sharing another's entry holds nothing of its own
     if (this.aliases.delete(id)) return;
     const e = this.entries.get(id);
