@@ -3,20 +3,26 @@
 // account reconciler (runtime/accounts/) checks their key and holds their clients.
 import { z } from 'zod';
 import {
+  ACCOUNT_KINDS,
+  type AccountKind,
+  type AccountSpec,
+  type AccountStatusFields,
+  accountResource,
+  type AccountRef as RuntimeAccountRef,
+  type LabelSelector as RuntimeLabelSelector,
+} from '../runtime/accounts/kinds.ts';
+import {
   Conditions,
   cel,
   crdEnvelope,
   doc,
-  GROUP,
   immutable,
   noRepeats,
   ObservedGeneration,
   structural,
-  VERSION,
 } from './crd-schema.ts';
 
-export const ACCOUNT_KINDS = ['EdgeAccount', 'ClusterEdgeAccount'] as const;
-export type AccountKind = (typeof ACCOUNT_KINDS)[number];
+export { ACCOUNT_KINDS, type AccountKind, accountResource };
 
 /** `spec.accountRef` of every managed kind: set once, never changed or removed. */
 export const AccountRef = immutable(
@@ -195,12 +201,6 @@ export const ACCOUNTS: AccountKindInfo[] = [
   },
 ];
 
-export const accountResource = (kind: AccountKind) => ({
-  group: GROUP,
-  version: VERSION,
-  plural: ACCOUNTS.find((a) => a.kind === kind)!.plural,
-});
-
 export function accountCrd(a: AccountKindInfo): Json {
   const spec = structural(z.toJSONSchema(a.spec, { target: 'openapi-3.0', io: 'input' })) as Json;
   const status = structural(z.toJSONSchema(AccountStatus, { target: 'openapi-3.0', io: 'output' })) as Json;
@@ -228,3 +228,12 @@ export function accountCrd(a: AccountKindInfo): Json {
     ],
   });
 }
+
+// the runtime reads these shapes (runtime/accounts/kinds.ts): the schemas must give them
+type Gives<A, B extends A> = B;
+export type SchemasGiveWhatTheRuntimeReads = [
+  Gives<RuntimeAccountRef, AccountRef>,
+  Gives<RuntimeLabelSelector, LabelSelector>,
+  Gives<Omit<AccountSpec, 'apiKeySecretRef'>, Omit<ClusterEdgeAccountSpec, 'apiKeySecretRef'>>,
+  Gives<AccountStatusFields, Omit<AccountStatus, 'conditions'>>,
+];

@@ -2,8 +2,8 @@
 // and bulk observations for the engines, the account reconciler, and the cap on how many of
 // one account's objects a kind's workers take at once.
 import type { Logger } from 'pino';
-import type { AccountKind, AccountRef } from '../kinds/accounts.ts';
 import { AccountController } from './accounts/controller.ts';
+import type { AccountKind, AccountRef } from './accounts/kinds.ts';
 import type { AccountLimits } from './accounts/limits.ts';
 import type { AccountEntry, AccountRegistry } from './accounts/registry.ts';
 import {

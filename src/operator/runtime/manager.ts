@@ -1,7 +1,8 @@
 // Wires informers, queues, workers and engines together; runs them only while leader;
 // answers the probes; drains in-flight reconciles on shutdown.
-import { ACCOUNTS } from '../kinds/accounts.ts';
+
 import { AccessKeeper, awaitingIn } from './access.ts';
+import { ACCOUNT_RESOURCES } from './accounts/kinds.ts';
 import { ObjectCache } from './cache.ts';
 import { FINALIZER, INSTANCE_LABEL } from './constants.ts';
 import { waitForCrds } from './crds-installed.ts';
@@ -168,9 +169,9 @@ export class Manager {
     await waitForCrds({
       kube: this.opts.kube,
       // the account kinds too: their informers start with the rest
-      plurals: [...this.opts.bindings.map((b) => b.plural), ...ACCOUNTS.map((a) => a.plural)],
+      plurals: [...this.opts.bindings.map((b) => b.plural), ...ACCOUNT_RESOURCES.map((a) => a.plural)],
       namespace: this.opts.namespaces[0],
-      clusterScoped: ACCOUNTS.filter((a) => a.scope === 'Cluster').map((a) => a.plural),
+      clusterScoped: ACCOUNT_RESOURCES.filter((a) => a.scope === 'Cluster').map((a) => a.plural),
       log: this.opts.log,
       sleep: (ms) => this.timers.sleep(ms),
       stopped: () => this.stopping,

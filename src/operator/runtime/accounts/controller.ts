@@ -5,7 +5,6 @@
 // finalizer while objects still need the account to delete their remote resources.
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { type AccountKind, accountResource, type ClusterEdgeAccountSpec } from '../../kinds/accounts.ts';
 import type { Phase } from '../conditions.ts';
 import { FINALIZER } from '../constants.ts';
 import { Informer, type InformerOptions, keyAt } from '../informer.ts';
@@ -14,6 +13,7 @@ import type { References } from '../references.ts';
 import { secretValue } from '../secrets.ts';
 import { WorkQueue } from '../workqueue.ts';
 import { KeyHolds } from './key-hold.ts';
+import { type AccountKind, type AccountSpec, accountResource } from './kinds.ts';
 import { type AccountLimits, edgeAccountRefusal } from './limits.ts';
 import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
@@ -60,7 +60,7 @@ export interface AccountControllerOptions {
   firstChecked?(id: string): void;
 }
 
-type Spec = ClusterEdgeAccountSpec;
+type Spec = AccountSpec;
 
 /** How soon an account beyond a limit looks again (another may have gone meanwhile). */
 const LIMIT_RECHECK_MS = 15_000;
@@ -159,7 +159,8 @@ export class AccountController {
     installationAdoptFrom: installation.adoptFrom ?? [],
     operatorNamespace: installation.namespace,
     edgeAccountExists: (ns, name) => !!this.get(accountId('EdgeAccount', ns, name)),
-    clusterAccount: (name) => this.get(accountId('ClusterEdgeAccount', undefined, name))?.spec as Spec,
+    clusterAccount: (name) =>
+      this.get(accountId('ClusterEdgeAccount', undefined, name))?.spec as unknown as Spec,
     namespaceLabels: (ns) => this.namespaceInformer.get(ns)?.metadata.labels ?? {},
   });
 
@@ -232,7 +233,7 @@ export class AccountController {
         return;
       const prefix = `${ns.metadata.name}/`;
       for (const a of this.byKind.get('ClusterEdgeAccount')?.flatMap((i) => i.list()) ?? []) {
-        if (!(a.spec as Spec | undefined)?.namespaceSelector) continue;
+        if (!(a.spec as unknown as Spec | undefined)?.namespaceSelector) continue;
         const id = accountId('ClusterEdgeAccount', undefined, a.metadata.name);
         for (const { kind, key } of this.o.references.dependentsOf(accountRefKey(id)!))
           if (key.startsWith(prefix)) this.o.requeue(kind, key);
@@ -279,7 +280,7 @@ export class AccountController {
     for (const [kind, infs] of this.byKind)
       for (const inf of infs)
         for (const a of inf.list()) {
-          const ref = (a.spec as Spec).apiKeySecretRef;
+          const ref = (a.spec as unknown as Spec).apiKeySecretRef;
           if (ref.name === name && this.secretNamespace(kind, a) === namespace)
             this.queue.add(accountId(kind, a.metadata.namespace, a.metadata.name));
         }
@@ -288,7 +289,7 @@ export class AccountController {
   private secretNamespace(kind: AccountKind, a: KubeObject): string {
     return kind === 'EdgeAccount'
       ? a.metadata.namespace!
-      : (((a.spec as Spec).apiKeySecretRef.namespace as string | undefined) ?? this.o.installation.namespace);
+      : ((a.spec as unknown as Spec).apiKeySecretRef.namespace ?? this.o.installation.namespace);
   }
 
   private async work(next: () => Promise<string | undefined>): Promise<void> {
@@ -361,7 +362,7 @@ export class AccountController {
 
   /** The account's client from its Secret and URL; one cheap request when the key is new. */
   private async connect(id: string, kind: AccountKind, obj: KubeObject): Promise<string> {
-    const spec = obj.spec as Spec;
+    const spec = obj.spec as unknown as Spec;
     const { installation } = this.o;
     const url = spec.apiURL ?? installation.url;
     if (!url)
@@ -486,7 +487,7 @@ export class AccountController {
     if (kind !== 'EdgeAccount') return;
     const use = obj && {
       namespace: obj.metadata.namespace!,
-      secret: (obj.spec as Spec).apiKeySecretRef.name,
+      secret: (obj.spec as unknown as Spec).apiKeySecretRef.name,
       holding,
     };
     try {

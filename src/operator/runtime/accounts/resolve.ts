@@ -1,7 +1,7 @@
 // Which account an object uses, decided from the caches alone (no API request): its
 // accountRef, else its namespace's EdgeAccount named default, else the installation's own.
 // Pure functions, tested by tables (test/unit/accounts.test.ts).
-import type { AccountKind, AccountRef, LabelSelector } from '../../kinds/accounts.ts';
+import type { AccountKind, AccountRef, LabelSelector } from './kinds.ts';
 
 /** The installation's own account (the operator's flags and Secret). */
 export const INSTALLATION = 'installation';

@@ -1,10 +1,10 @@
 // An account's status: its kstatus conditions, the URL it uses, the objects using it (a few
 // named) and its last minute's requests; written only when something changed.
 import type { Logger } from 'pino';
-import { type AccountKind, type AccountStatus, accountResource } from '../../kinds/accounts.ts';
 import { type Condition, conditionsFor, type Phase } from '../conditions.ts';
 import type { Kube, KubeObject } from '../kube.ts';
 import { mergePatch } from '../merge-patch.ts';
+import { type AccountKind, type AccountStatusFields as AccountStatus, accountResource } from './kinds.ts';
 import type { AccountRegistry } from './registry.ts';
 import { accountId } from './resolve.ts';
 
@@ -21,7 +21,7 @@ export async function writeStatus(
 ): Promise<void> {
   const id = accountId(kind, obj.metadata.namespace, obj.metadata.name);
   const old = (obj.status ?? {}) as AccountStatus & { conditions?: Condition[] };
-  const next: AccountStatus = {
+  const next: AccountStatus & { conditions?: Condition[] } = {
     observedGeneration: obj.metadata.generation,
     conditions: conditionsFor(phase, obj.metadata.generation, old.conditions),
     ...(url ? { url } : {}),
