@@ -60,6 +60,7 @@ export function ticks(max: number, count = 5): number[] {
 function frame(title: string, body: string[], note?: string): string {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" ${FONT}>`,
+    `<title>${esc(title)}</title>`,
     `<rect width="${W}" height="${H}" fill="#ffffff"/>`,
     `<text x="${W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">${esc(title)}</text>`,
     ...body,

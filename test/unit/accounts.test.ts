@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { EdgeClient } from '../../src/api/client.ts';
 import type { AccountRef } from '../../src/operator/kinds/accounts.ts';
-import { accountDeleteStep } from '../../src/operator/runtime/accounts/controller.ts';
+import { accountDeleteStep } from '../../src/operator/runtime/accounts/plan.ts';
 import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
 import {
   type AccountFacts,

@@ -267,3 +267,13 @@ export function crdEnvelope(k: {
     },
   };
 }
+
+/** A key of a Secret in the same namespace: a value the spec does not hold itself. */
+export const SecretKeyRef = doc(
+  z.object({
+    name: doc(z.string().min(1).max(253), 'name of the Secret'),
+    key: doc(z.string().min(1).max(253), 'key in its data'),
+  }),
+  'a key of a Secret in the same namespace',
+);
+export type SecretKeyRef = z.infer<typeof SecretKeyRef>;

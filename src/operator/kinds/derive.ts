@@ -15,7 +15,10 @@ import {
   type ResolveSecret,
   type SecretReference,
 } from '../runtime/binding.ts';
-import { cel, doc, immutable, ruled, ruledMap } from './crd-schema.ts';
+import { cel, doc, immutable, ruled, ruledMap, SecretKeyRef } from './crd-schema.ts';
+import { camel } from './names.ts';
+
+export { camel };
 
 type Obj = Record<string, unknown>;
 type CelRule = Parameters<typeof cel>[1];
@@ -91,29 +94,6 @@ export interface Replacement {
   rules?: CelRule[];
   /** The objects the CRD fields name, `path` being the spec path of the object holding them. */
   references?(spec: Obj, path: string): Reference[];
-}
-
-const SecretKeyRef = doc(
-  z.object({
-    name: doc(z.string().min(1).max(253), 'name of the Secret'),
-    key: doc(z.string().min(1).max(253), 'key in its data'),
-  }),
-  'a key of a Secret in the same namespace',
-);
-type SecretKeyRef = z.infer<typeof SecretKeyRef>;
-
-const ACRONYMS = new Set(['id', 'ids', 'url', 'tcp', 'tls', 'pem', 'ip']);
-/** snake_case -> camelCase with the Kubernetes API conventions' acronyms (clientID, metadataURL). */
-export function camel(wire: string): string {
-  const [first, ...rest] = wire.split('_');
-  return (
-    first! +
-    rest
-      .map((w) =>
-        ACRONYMS.has(w) ? (w === 'ids' ? 'IDs' : w.toUpperCase()) : w[0]!.toUpperCase() + w.slice(1),
-      )
-      .join('')
-  );
 }
 
 const defOf = (s: z.ZodType) => s._zod.def as unknown as Def;
@@ -407,34 +387,3 @@ export function crdOf(wire: z.ZodType, name: string, f: Field = {}): z.ZodType {
   const t = crdValue(inner, name, f);
   return description ? doc(t, description) : t;
 }
-
-/**
- * A kind's own spec fields from the API's create body: description and metadata are the
- * engine's; a field the update body lacks is immutable; `updatable` is what it takes.
- */
-export function kindSpec(create: z.ZodObject, update: z.ZodObject, plan: Plan = {}) {
-  const mutable = new Set(Object.keys(update.shape));
-  const full: Plan = { description: { omit: true }, metadata: { omit: true } };
-  for (const k of Object.keys(create.shape))
-    full[k] = { ...(k in full ? full[k] : { immutable: !mutable.has(k) }), ...plan[k] };
-  const updatable = Object.keys(update.shape).filter((k) => !full[k]?.omit);
-  const d = derive(create, full);
-  return {
-    ...d,
-    updatable,
-    desired: (spec: Obj, ref: ResolveRef) => d.toWire(spec, { ref, secret: noSecrets }),
-  };
-}
-
-/** A module of a route or an edge: its CRD field, body, export, references and Secrets. */
-export function moduleOf(wire: z.ZodObject, description: string, plan: Plan = {}) {
-  const d = derive(wire, plan);
-  return {
-    crd: doc(d.schema, description).optional(),
-    body: (m: unknown, ctx: WireContext) => (m ? d.toWire(m as Obj, ctx) : null),
-    spec: (m: unknown, x: ExportContext) => (m ? d.fromWire(m as Obj, x) : undefined),
-    references: (m: unknown, path: string) => (m ? d.references(m as Obj, path) : []),
-    secrets: (m: unknown, path: string) => (m ? d.secrets(m as Obj, path) : []),
-  };
-}
-export type ModuleOf = ReturnType<typeof moduleOf>;

@@ -22,7 +22,8 @@ import {
 } from '../../api/schemas/modules.ts';
 import { compact, defineBinding, type ModuleBinding } from '../runtime/binding.ts';
 import { cel, doc } from './crd-schema.ts';
-import { camel, kindSpec, type ModuleOf, moduleOf, noSecrets, type Plan } from './derive.ts';
+import { camel, noSecrets, type Plan } from './derive.ts';
+import { kindSpec, type ModuleOf, moduleOf } from './kind-spec.ts';
 import { backendIdsOf, backendModule, policyChoice, refOrIDChoice } from './shared-fields.ts';
 
 // Bounds (BODY_BUDGET in derive.ts): a route's largest create body holds every module at once,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { IPPolicyRuleCreate, IPPolicyRuleUpdate, type IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
-import { kindSpec } from './derive.ts';
+import { kindSpec } from './kind-spec.ts';
 import { refOrIDChoice } from './shared-fields.ts';
 
 const fields = kindSpec(IPPolicyRuleCreate, IPPolicyRuleUpdate, {

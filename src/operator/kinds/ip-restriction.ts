@@ -6,7 +6,7 @@ import {
 } from '../../api/schemas/ip.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
-import { kindSpec } from './derive.ts';
+import { kindSpec } from './kind-spec.ts';
 import { policyChoice } from './shared-fields.ts';
 
 const fields = kindSpec(IPRestrictionCreate, IPRestrictionUpdate, {

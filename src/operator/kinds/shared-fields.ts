@@ -11,9 +11,10 @@ import {
   TLSTerminationModuleIn,
 } from '../../api/schemas/modules.ts';
 import { type ExportContext, type ModuleBinding, refOrID } from '../runtime/binding.ts';
-import { rawIds } from '../runtime/engine/resolve.ts';
+import { rawIds } from '../runtime/engine/index.ts';
 import { doc, exactlyOne, immutable, localRef, noRepeats, ruled } from './crd-schema.ts';
-import { kindSpec, moduleOf, type Replacement } from './derive.ts';
+import type { Replacement } from './derive.ts';
+import { kindSpec, moduleOf } from './kind-spec.ts';
 
 const BACKEND_KINDS = ['TunnelGroupBackend', 'WeightedBackend'] as const;
 export const BackendRef = doc(

@@ -6,7 +6,7 @@ import {
 } from '../../api/schemas/credentials.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
-import { kindSpec } from './derive.ts';
+import { kindSpec } from './kind-spec.ts';
 
 // Bounds (BODY_BUDGET): a key of 8,192 characters (an RSA-16384 key is 2.8K, the rest a
 // comment), 49 KB in the worst case; 50 ACL rules of 260 characters ("bind:" and a

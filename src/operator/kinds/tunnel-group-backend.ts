@@ -6,7 +6,7 @@ import {
 } from '../../api/schemas/backends.ts';
 import { crudApi, defineBinding } from '../runtime/binding.ts';
 import { doc } from './crd-schema.ts';
-import { kindSpec } from './derive.ts';
+import { kindSpec } from './kind-spec.ts';
 
 // 50 labels, keys of 128 characters, values of 256: 116 KB in the worst case (BODY_BUDGET)
 const fields = kindSpec(TunnelGroupBackendCreate, TunnelGroupBackendUpdate, {

@@ -4,7 +4,7 @@
 // (resources made outside the cluster). Deciding is `findConflict` (pure); the engine turns a
 // conflict into Stalled/Conflict and looks again shortly, spending no API call on it.
 import type { AnyBinding, RemoteBase, ResolveRef } from './binding.ts';
-import { textDigest } from './engine/memo.ts';
+import { textDigest } from './fingerprint.ts';
 import { type Holders, holdersOf, withHolder, withoutHolder } from './holders.ts';
 import { keyOf } from './informer.ts';
 import type { KubeObject } from './kube.ts';

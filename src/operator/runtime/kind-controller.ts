@@ -84,3 +84,14 @@ export function kindController(b: AnyBinding, d: KindDeps): Controller {
   });
   return { binding: b, queue, informers, engine, observer };
 }
+
+/** The controller of the kind whose list carries this one's resources, if it runs here. */
+export function carrierOf(controllers: Map<string, Controller>, c: Controller): Controller | undefined {
+  return [...controllers.values()].find((x) => x.binding.carries?.kind === c.binding.kind);
+}
+
+/** The kind and the kind its list carries: observed in one pass, on one schedule. */
+export function observedWith(controllers: Map<string, Controller>, c: Controller): Controller[] {
+  const carried = c.binding.carries && controllers.get(c.binding.carries.kind);
+  return carried ? [c, carried] : [c];
+}

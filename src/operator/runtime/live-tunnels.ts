@@ -142,6 +142,18 @@ export class LiveTunnels {
     this.opts = opts;
   }
 
+  /** Each account's tunnels to the objects that use that account (`inAccount`). */
+  async applyByAccount(
+    byAccount: Map<string, OnlineTunnel[]>,
+    kinds: ObjectsByKind,
+    inAccount: (obj: KubeObject, account: string) => boolean,
+  ): Promise<void> {
+    for (const [account, tunnels] of byAccount) {
+      const mine = kinds.map((k) => ({ ...k, objects: k.objects.filter((o) => inAccount(o, account)) }));
+      await this.apply(mine, tunnels);
+    }
+  }
+
   /** Writes what changed; returns how many objects' status was written. */
   async apply(kinds: ObjectsByKind, tunnels: OnlineTunnel[]): Promise<number> {
     const states = tunnelStates(kinds, tunnels);

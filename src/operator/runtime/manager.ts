@@ -9,14 +9,14 @@ import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
 import { EventRecorder } from './events.ts';
 import type { Informer } from './informer.ts';
-import { kindController } from './kind-controller.ts';
+import { carrierOf, kindController, observedWith } from './kind-controller.ts';
 import type { KubeObject } from './kube.ts';
 import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import { ManagerAccounts } from './manager-accounts.ts';
 import type { ManagerOptions } from './manager-options.ts';
 import { type Observer, refreshAll } from './observer.ts';
-import type { Check } from './probes.ts';
+import { type Check, watchHealth } from './probes.ts';
 import { References } from './references.ts';
 import { SecretStore } from './secrets.ts';
 import { type Controller, runWorker, scrape, Timers } from './worker.ts';
@@ -93,16 +93,15 @@ export class Manager {
         this.opts.metrics.tunnelsOnlineByObject.set({ kind, namespace, name }, count ?? 0),
     });
     this.opts.metrics.tunnelsOnlineByObject.reset();
-    for (const [account, tunnels] of byAccount) {
-      const inAccount = (o: KubeObject) => !this.accounts?.ctl || this.accounts.uses(o, account);
-      await this.live.apply(
-        [...this.controllers.values()].map((c) => ({
-          binding: c.binding,
-          objects: c.informers.flatMap((i) => i.list()).filter(inAccount),
-        })),
-        tunnels,
-      );
-    }
+    const kinds = [...this.controllers.values()].map((c) => ({
+      binding: c.binding,
+      objects: c.informers.flatMap((i) => i.list()),
+    }));
+    await this.live.applyByAccount(
+      byAccount,
+      kinds,
+      (o, account) => !this.accounts?.ctl || this.accounts.uses(o, account),
+    );
   }
 
   /** Referenced Secrets (metadata watched, data read by name); undefined when no kind reads Secrets. */
@@ -134,17 +133,9 @@ export class Manager {
     return this.informers.every((i) => i.hasSynced);
   }
 
-  /**
-   * Unhealthy when an informer made no progress (no list, no watch opened, no event) for
-   * twice its idle watchdog: its watch is dead and reconnecting has not helped, so the
-   * kubelet should restart the pod rather than let it serve a frozen cache.
-   */
+  /** Unhealthy when a watch is frozen (probes.ts watchHealth). */
   health(now = Date.now()): Check {
-    if (!this.started) return { ok: true };
-    const stuck = this.informers.find((i) => i.stalledMs(now) > 2 * i.idleMs);
-    return stuck
-      ? { ok: false, reason: `a watch made no progress for ${Math.round(stuck.stalledMs(now) / 1000)}s` }
-      : { ok: true };
+    return this.started ? watchHealth(this.informers, now) : { ok: true };
   }
 
   /**
@@ -292,7 +283,7 @@ export class Manager {
       this.workers.push(runWorker(c, this.opts, all, 'urgent'));
       this.workers.push(runWorker(c, this.opts, all, 'newcomer'));
       // a kind another kind's list carries is observed in that kind's loop
-      if (!this.carrierOf(c)) void all.then(() => this.observeLoop(c));
+      if (!carrierOf(this.controllers, c)) void all.then(() => this.observeLoop(c));
     }
     void all.then(() => this.idleLoop());
     void all
@@ -363,17 +354,6 @@ export class Manager {
     return c.informers.reduce((n, i) => n + i.cache.size, 0);
   }
 
-  /** The controller of the kind whose list carries this one's resources, if it runs here. */
-  private carrierOf(c: Controller): Controller | undefined {
-    return [...this.controllers.values()].find((x) => x.binding.carries?.kind === c.binding.kind);
-  }
-
-  /** The kind and the kind its list carries: observed in one pass, on one schedule. */
-  private observedWith(c: Controller): Controller[] {
-    const carried = c.binding.carries && this.controllers.get(c.binding.carries.kind);
-    return carried ? [c, carried] : [c];
-  }
-
   /**
    * Once per resync period (jittered, kinds staggered): list the kind's remote resources
    * and queue every object, behind users' changes, to be compared with the list. A kind
@@ -381,7 +361,7 @@ export class Manager {
    */
   private async observeLoop(first: Controller): Promise<void> {
     const jitter = () => Math.round(this.opts.resyncMs * (0.85 + Math.random() * 0.3));
-    const group = this.observedWith(first);
+    const group = observedWith(this.controllers, first);
     while (!this.stopping) {
       await this.timers.sleep(jitter());
       if (this.stopping) return;

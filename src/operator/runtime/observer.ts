@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { MalformedItem } from '../../api/client.ts';
 import type { AnyBinding, RemoteBase } from './binding.ts';
 import { indexKey, listedConflictKey } from './conflicts.ts';
-import { textDigest } from './engine/memo.ts';
+import { textDigest } from './fingerprint.ts';
 import { type Holders, holdersOf, withHolder } from './holders.ts';
 import type { Metrics } from './metrics.ts';
 

@@ -12,6 +12,21 @@ export interface Check {
   reason?: string;
 }
 
+/**
+ * Unhealthy when an informer made no progress (no list, no watch opened, no event) for twice
+ * its idle watchdog: its watch is dead and reconnecting has not helped, so the kubelet should
+ * restart the pod rather than let it serve a frozen cache.
+ */
+export function watchHealth(
+  informers: { stalledMs(now: number): number; idleMs: number }[],
+  now: number,
+): Check {
+  const stuck = informers.find((i) => i.stalledMs(now) > 2 * i.idleMs);
+  return stuck
+    ? { ok: false, reason: `a watch made no progress for ${Math.round(stuck.stalledMs(now) / 1000)}s` }
+    : { ok: true };
+}
+
 export class ProbeServer {
   private readonly servers: Server[] = [];
   private readonly metrics: Metrics;

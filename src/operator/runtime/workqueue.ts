@@ -5,52 +5,10 @@
 // (creates keep a share while urgent work waits), and within one the namespaces take turns.
 import { FairQueue } from '../../api/fair-queue.ts';
 import { type Priority, PRIORITY_RANK as RANK } from '../../api/priority.ts';
-import type { Metrics } from './metrics.ts';
+import { RetryBackoff } from './retry-backoff.ts';
+import { type Deferral, namespaceOfKey, type QueueOptions } from './workqueue-options.ts';
 
-export interface QueueOptions<T = string> {
-  name: string;
-  metrics?: Metrics;
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-  /** Overall bucket for rate-limited adds (controller-runtime: 10/s, burst 100). */
-  qps?: number;
-  burst?: number;
-  /** The flow (namespace) an item belongs to; by default a key's part before its first `/`. */
-  flowOf?: (item: T) => string;
-  /** The account an item's work uses (undefined: none, it sends no request). */
-  accountOf?: (item: T) => string | undefined;
-  /**
-   * How many items of one account may be in progress at once (Infinity: no cap). Fewer than
-   * the workers: an account whose API hangs holds that many workers at most, and the others
-   * keep serving every other account, in the same namespace too.
-   */
-  maxPerAccount?: () => number;
-  /**
-   * Whether an item is kept back now: `budget` while its account already has callers enough
-   * waiting for its budget at this priority (RateLimiter.backedUp), `start` while what it needs
-   * after a start is under way (its account's first check, its kind's first list). It then
-   * stays queued here, where it holds no worker and decides nothing on state that would be old
-   * by its turn; call `kick()` when that changes. A namespace's first item (the newcomer
-   * worker's) goes anyway when only the budget keeps it, to take its turn among the namespaces
-   * waiting for the budget.
-   */
-  deferred?: (item: T, priority: Priority) => Deferral;
-  /**
-   * The priority an item takes when added without one (a retry, a reference let go): a
-   * delete or an edit stays urgent whoever queues it, not only the watch event that began it.
-   */
-  priorityOf?: (item: T) => Priority | undefined;
-}
-
-/** Why an item is kept back (QueueOptions.deferred), or false. */
-export type Deferral = false | 'budget' | 'start';
-
-/** A namespaced key's namespace (`ns/name`); '' for a cluster-scoped one. */
-export const namespaceOfKey = (key: unknown): string => {
-  const k = String(key);
-  const slash = k.indexOf('/');
-  return slash < 0 ? '' : k.slice(0, slash);
-};
+export { type Deferral, namespaceOfKey, type QueueOptions };
 
 /**
  * Queued by priority: changes to existing objects first (creates keep one turn in every
@@ -64,7 +22,6 @@ export class WorkQueue<T = string> {
   private readonly waiting = new Map<T, { at: number; timer: NodeJS.Timeout }>();
   /** When an item in progress was due by a delay that its run's start cleared. */
   private readonly spent = new Map<T, number>();
-  private readonly failures = new Map<T, number>();
   private readonly addedAt = new Map<T, number>();
   private readonly startedAt = new Map<T, number>();
   private readonly getters: ((t: T | undefined) => void)[] = [];
@@ -82,8 +39,7 @@ export class WorkQueue<T = string> {
   private readonly accountBusy = new Map<string, number>();
   private readonly accountOfItem = new Map<T, string>();
   private shuttingDown = false;
-  private bucketTokens: number;
-  private bucketLast = Date.now();
+  private readonly backoff: RetryBackoff<T>;
   private readonly opts: Required<
     Omit<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf' | 'deferred'>
   > &
@@ -98,7 +54,7 @@ export class WorkQueue<T = string> {
       flowOf: namespaceOfKey,
       ...opts,
     };
-    this.bucketTokens = this.opts.burst;
+    this.backoff = new RetryBackoff(this.opts);
   }
 
   get length(): number {
@@ -210,20 +166,9 @@ export class WorkQueue<T = string> {
     this.waiting.set(item, { at, timer });
   }
 
-  /** Per-item exponential backoff and the overall bucket: the longer wait wins. */
+  /** Per-item exponential backoff and the overall bucket: the longer wait wins (retry-backoff.ts). */
   whenRateLimited(item: T): number {
-    const n = this.failures.get(item) ?? 0;
-    this.failures.set(item, n + 1);
-    const perItem = Math.min(this.opts.maxDelayMs, this.opts.baseDelayMs * 2 ** n);
-    const now = Date.now();
-    this.bucketTokens = Math.min(
-      this.opts.burst,
-      this.bucketTokens + ((now - this.bucketLast) / 1000) * this.opts.qps,
-    );
-    this.bucketLast = now;
-    this.bucketTokens -= 1;
-    const overall = this.bucketTokens >= 0 ? 0 : (-this.bucketTokens / this.opts.qps) * 1000;
-    return Math.max(perItem, overall);
+    return this.backoff.when(item);
   }
 
   addRateLimited(item: T): void {
@@ -232,10 +177,10 @@ export class WorkQueue<T = string> {
   }
 
   forget(item: T): void {
-    this.failures.delete(item);
+    this.backoff.forget(item);
   }
   numRequeues(item: T): number {
-    return this.failures.get(item) ?? 0;
+    return this.backoff.failuresOf(item);
   }
 
   private readonly reAdd = new Map<T, Priority>();

@@ -8,30 +8,22 @@ import type { Logger } from 'pino';
 import type { Phase } from '../conditions.ts';
 import { FINALIZER } from '../constants.ts';
 import { Informer, type InformerOptions, keyAt } from '../informer.ts';
-import { isKubeNotFound, type Kube, KubeError, type KubeObject } from '../kube.ts';
+import type { Kube, KubeObject } from '../kube.ts';
+import { patchMeta, withFinalizer, withoutFinalizer } from '../object-meta.ts';
 import type { References } from '../references.ts';
-import { secretValue } from '../secrets.ts';
 import { WorkQueue } from '../workqueue.ts';
+import { connect, secretNamespace } from './connect.ts';
 import { KeyHolds } from './key-hold.ts';
 import { type AccountKind, type AccountSpec, accountResource } from './kinds.ts';
-import { type AccountLimits, edgeAccountRefusal } from './limits.ts';
-import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
+import type { AccountLimits } from './limits.ts';
+import { accountDeleteStep, inUse, UNSETTLED_RECHECK_MS } from './plan.ts';
+import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
-import {
-  type AccountFacts,
-  accountFlow,
-  accountId,
-  accountRefKey,
-  normalizeUrl,
-  type Resolution,
-  urlAllowed,
-} from './resolve.ts';
+import { type AccountFacts, accountFlow, accountId, accountRefKey, type Resolution } from './resolve.ts';
 import { writeStatus } from './status.ts';
 
-const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
+const _SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
-/** An API key travels in an Authorization header: printable ASCII without spaces. */
-const API_KEY = /^[!-~]+$/;
 
 export interface AccountControllerOptions {
   kube: Kube;
@@ -61,24 +53,6 @@ export interface AccountControllerOptions {
 }
 
 type Spec = AccountSpec;
-
-/** How soon an account beyond a limit looks again (another may have gone meanwhile). */
-const LIMIT_RECHECK_MS = 15_000;
-
-/** How soon a deleted account whose objects may not all be listed yet is looked at again. */
-const UNSETTLED_RECHECK_MS = 1000;
-
-/**
- * A deleted account: held while objects hold remote resources in it ('keep'), let go once none
- * does ('release'). Its users are counted from the caches of the managed kinds, which an
- * operator just started may not have listed yet (the accounts' own are listed first): "none"
- * then only means "none seen yet", and letting go would strand every remote resource of a
- * namespace being deleted (its objects then wait for an account that is gone).
- */
-export function accountDeleteStep(holding: number, settled: boolean): 'keep' | 'wait-for-caches' | 'release' {
-  if (holding > 0) return 'keep';
-  return settled ? 'release' : 'wait-for-caches';
-}
 
 /**
  * Workers for the accounts, and one more for a namespace none of whose accounts is being looked
@@ -281,15 +255,9 @@ export class AccountController {
       for (const inf of infs)
         for (const a of inf.list()) {
           const ref = (a.spec as unknown as Spec).apiKeySecretRef;
-          if (ref.name === name && this.secretNamespace(kind, a) === namespace)
+          if (ref.name === name && secretNamespace(kind, a, this.o.installation.namespace) === namespace)
             this.queue.add(accountId(kind, a.metadata.namespace, a.metadata.name));
         }
-  }
-
-  private secretNamespace(kind: AccountKind, a: KubeObject): string {
-    return kind === 'EdgeAccount'
-      ? a.metadata.namespace!
-      : ((a.spec as unknown as Spec).apiKeySecretRef.namespace ?? this.o.installation.namespace);
   }
 
   private async work(next: () => Promise<string | undefined>): Promise<void> {
@@ -338,7 +306,7 @@ export class AccountController {
     const users = this.usersOf(id);
     if (obj.metadata.deletionTimestamp) return this.finalize(id, kind, obj, users);
     if (!obj.metadata.finalizers?.includes(FINALIZER))
-      await this.patchMeta(kind, obj, { finalizers: [...(obj.metadata.finalizers ?? []), FINALIZER] });
+      await patchMeta(this.o.kube, accountResource(kind), obj, { finalizers: withFinalizer(obj) });
     await this.holdKey(id, kind, obj, users.holding);
     const before = this.o.registry.get(id);
     const wasUsable = !!before?.usable;
@@ -360,76 +328,19 @@ export class AccountController {
     return again;
   }
 
-  /** The account's client from its Secret and URL; one cheap request when the key is new. */
-  private async connect(id: string, kind: AccountKind, obj: KubeObject): Promise<string> {
-    const spec = obj.spec as unknown as Spec;
-    const { installation } = this.o;
-    const url = spec.apiURL ?? installation.url;
-    if (!url)
-      throw stalled('APIURLNotAllowed', 'no spec.apiURL, and the operator has no --api-url to default to');
-    // new URL() forgives what the client does not (a trailing space): said here, not retried for ever
-    if (!normalizeUrl(url) || /\s/.test(url))
-      throw stalled(
-        'APIURLInvalid',
-        `spec.apiURL ${JSON.stringify(url)} is not an http(s) URL without whitespace, credentials, query or fragment`,
-      );
-    if (!urlAllowed(url, installation.url, this.o.allowedUrls))
-      throw stalled(
-        'APIURLNotAllowed',
-        `spec.apiURL ${url} is not the operator's API URL nor one the installation allows (--account-api-urls, chart value accounts.allowedAPIURLs)`,
-      );
-    const limits = this.o.limits;
-    const over =
-      kind === 'EdgeAccount' && limits
-        ? edgeAccountRefusal(obj, this.edgeAccountsIn(obj.metadata.namespace ?? ''), limits)
-        : undefined;
-    // no client is made for it: nothing is held for an account beyond the limit
-    if (over) throw new AccountProblem({ state: 'stalled', ...over }, LIMIT_RECHECK_MS);
-    const ref = spec.apiKeySecretRef;
-    const ns = this.secretNamespace(kind, obj);
-    const where = `Secret ${ns}/${ref.name}, key ${ref.key}`;
-    let secret: KubeObject | undefined;
-    try {
-      secret = await this.o.kube.get(SECRETS, ns, ref.name);
-    } catch (err) {
-      // the operator may not read it (a ClusterEdgeAccount's Secret outside watchNamespaces):
-      // a condition that says so, not an account with no status at all
-      if (err instanceof KubeError && err.status === 403)
-        throw stalled(
-          'KeySecretForbidden',
-          `${where}: the operator may not read it (with watchNamespaces, a ClusterEdgeAccount's Secret must be in a watched namespace)`,
-        );
-      if (!isKubeNotFound(err)) throw err;
-    }
-    const entry = this.o.registry.get(id);
-    const data = secretValue(secret, ref.key);
-    if (data === undefined) {
-      // being deleted with its Secret in the same sweep: the key in memory serves its objects' deletes
-      if (obj.metadata.deletionTimestamp && entry?.usable) return entry.url;
-      throw stalled('KeySecretNotFound', secret ? `${where}: no such key` : `${where}: Secret not found`);
-    }
-    const key = Buffer.from(data, 'base64')
-      .toString('utf8')
-      .replace(/\r?\n$/, '');
-    if (!API_KEY.test(key))
-      throw stalled('KeyInvalid', `${where}: not printable ASCII without spaces (the key is not shown)`);
-    const change = this.o.registry.set(id, {
-      url,
-      key,
-      perMinute: spec.rateLimitPerMinute ?? installation.perMinute,
-    });
-    const now = this.o.registry.get(id)!;
-    const refused = now.phase?.reason === 'KeyRefused';
-    // a key the API refused since it was checked (revoked on the dashboard) is checked again:
-    // refused, its objects wait (WaitingForAccount) instead of each spending the budget on 401s
-    if (change === 'same' && now.usable && !now.suspect) return url;
-    const refusedAgo = Date.now() - (this.keyProbe.refusedAt.get(id) ?? 0);
-    if (change === 'same' && refused && refusedAgo < REFUSED_RETRY_MS)
-      throw new AccountProblem(now.phase!, REFUSED_RETRY_MS);
-    if (change === 'rotated')
-      this.o.log.info({ account: id }, 'account key or URL changed: the next request uses it');
-    await this.keyProbe.probe(id, where);
-    return url;
+  /** The account's client from its Secret and URL; one cheap request when the key is new (connect.ts). */
+  private connect(id: string, kind: AccountKind, obj: KubeObject): Promise<string> {
+    return connect(
+      {
+        ...this.o,
+        keyProbe: this.keyProbe,
+        edgeAccountsIn: (ns) => this.edgeAccountsIn(ns),
+        secretNamespace: (k, o) => secretNamespace(k, o, this.o.installation.namespace),
+      },
+      id,
+      kind,
+      obj,
+    );
   }
 
   /** Deleted: held while objects still hold resources in it; then the client goes. */
@@ -445,41 +356,23 @@ export class AccountController {
     if (step !== 'release') {
       // the key it has serves their deletes; an operator restarted meanwhile reads it from the
       // Secret, held for it (key-hold.ts): once proved, that client serves the deletes too
-      if (!this.o.registry.get(id)?.verified && (await this.proved(id, kind, obj))) {
+      if (
+        !this.o.registry.get(id)?.verified &&
+        (await this.connect(id, kind, obj).then(
+          () => true,
+          () => false,
+        ))
+      ) {
         this.o.registry.mark(id, true, this.o.registry.get(id)?.phase);
         this.o.wake(kind, obj);
       }
       if (step === 'wait-for-caches') return UNSETTLED_RECHECK_MS;
-      const phase: Phase = {
-        state: 'progressing',
-        reason: 'InUse',
-        message: `deleted, but ${users.holding} object(s) still hold remote resources in it (${users.names.slice(0, 3).join(', ')}${users.names.length > 3 ? ', ...' : ''}): it goes once they are gone`,
-      };
-      await writeStatus(this.o, kind, obj, phase, this.o.registry.get(id)?.url, users.names);
+      await writeStatus(this.o, kind, obj, inUse(users), this.o.registry.get(id)?.url, users.names);
       return ACCOUNT_RESYNC_MS;
     }
-    await this.patchMeta(kind, obj, { finalizers: obj.metadata.finalizers.filter((f) => f !== FINALIZER) });
+    await patchMeta(this.o.kube, accountResource(kind), obj, { finalizers: withoutFinalizer(obj) });
     await this.o.registry.remove(id);
     return undefined;
-  }
-
-  private async patchMeta(kind: AccountKind, obj: KubeObject, meta: { finalizers: string[] }): Promise<void> {
-    const updated = await this.o.kube.patch(
-      accountResource(kind),
-      obj.metadata.namespace,
-      obj.metadata.name,
-      {
-        metadata: { resourceVersion: obj.metadata.resourceVersion, ...meta },
-      },
-    );
-    obj.metadata = updated.metadata;
-  }
-
-  private proved(id: string, kind: AccountKind, obj: KubeObject): Promise<boolean> {
-    return this.connect(id, kind, obj).then(
-      () => true,
-      () => false,
-    );
   }
 
   /** An EdgeAccount's key Secret held while its objects hold remote resources (key-hold.ts). */

@@ -5,16 +5,17 @@
 // writes), report.ts (status, conditions, Events). A failure is a value (failure.ts) from
 // wherever it arises to the report.
 import { type PriorityCell, withPriority } from '../../../api/rate-limiter.ts';
-import { describeAccount, forgedAccount, holdingAccount } from '../accounts/resolve.ts';
+import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../binding.ts';
-import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION, managedResource } from '../constants.ts';
+import { CREATE_PENDING_ANNOTATION, managedResource } from '../constants.ts';
 import { keyOf } from '../informer.ts';
 import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube.ts';
 import * as execute from './execute.ts';
 import { ConditionError, type Failure, failure, fromStall, isFailure } from './failure.ts';
+import { distrustForgedStatus } from './forged-status.ts';
+import { recordIds } from './id-annotations.ts';
 import { Memos } from './memo.ts';
 import {
-  isPaused,
   ownerOf,
   planReconcile,
   planSync,
@@ -108,44 +109,9 @@ export class Engine implements EngineContext {
     return this.binding.kind.toLowerCase();
   }
 
-  /**
-   * Writes the pending id annotations until `busy()` says work arrived; returns how many.
-   * `olderThanMs`: only those waiting at least that long (an operator that is never idle
-   * still writes them, a few at a time).
-   */
-  async recordIds(busy: () => boolean, opts: { olderThanMs?: number; max?: number } = {}): Promise<number> {
-    let written = 0;
-    const now = Date.now();
-    for (const [key, { id, since }] of this.memos.idsToRecord()) {
-      if (busy() || written >= (opts.max ?? Infinity)) break;
-      if (opts.olderThanMs !== undefined && now - since < opts.olderThanMs) continue;
-      const cached = this.opts.cache.get(key);
-      if (cached && isPaused(cached)) continue;
-      if (
-        !cached ||
-        cached.metadata.deletionTimestamp ||
-        cached.metadata.annotations?.[ID_ANNOTATION] === id
-      ) {
-        this.memos.recorded(key);
-        continue;
-      }
-      // the cache has not seen the status write yet: next round
-      if (statusOf(cached).id !== id) continue;
-      try {
-        const annotations = { [ID_ANNOTATION]: id, [CREATE_PENDING_ANNOTATION]: null };
-        // patchMeta replaces the copy's metadata and changes nothing inside it: a shallow copy
-        // keeps the cache intact
-        await execute.patchMeta(this, { ...cached }, { annotations });
-        // a newer id that came meanwhile still waits
-        this.memos.recorded(key, id);
-        written++;
-      } catch (err) {
-        // a newer version in flight (409) or the API server away: next round
-        this.opts.log.debug({ object: key, err: (err as Error).message }, 'id annotation not written yet');
-        if (!(err instanceof KubeError)) throw err;
-      }
-    }
-    return written;
+  /** Writes the pending id annotations until `busy()` says work arrived (id-annotations.ts). */
+  recordIds(busy: () => boolean, opts: { olderThanMs?: number; max?: number } = {}): Promise<number> {
+    return recordIds(this, busy, opts);
   }
 
   /** What this process knows of the object may be stale (a watch gap, a referenced object changed): read afresh. */
@@ -184,7 +150,7 @@ export class Engine implements EngineContext {
     // resync's re-check): decided on the cached object, which only needs copying for a write
     if (this.settled(cached)) return { unchanged: true };
     const obj = structuredClone(cached);
-    this.distrustForgedStatus(obj);
+    if (this.opts.accounts) distrustForgedStatus(this.opts.accounts, this.opts.events, obj);
     const p = planReconcile(obj);
     if (p.step.action === 'pause') return p.step.write ? report.pause(this, obj) : {};
     if (p.resumed) report.resumed(this, obj);
@@ -199,32 +165,6 @@ export class Engine implements EngineContext {
       else throw err;
     }
     return isFailure(result) ? report.reportFailure(this, obj, result, resetsAtStart, p.requested) : result;
-  }
-
-  /**
-   * Status is a cache, never an authority: a `status.account` naming an account the object's
-   * namespace may not use was not written by this operator (a status writer pointing the object
-   * at another account's resource). Its id is not trusted either: the object's own resource is
-   * looked for by its owner marker in the account it resolves to, as after a create cut short,
-   * and the status is put right by the sync's write. A Warning Event names the field.
-   */
-  private distrustForgedStatus(obj: KubeObject): void {
-    const accounts = this.opts.accounts;
-    if (!accounts) return;
-    const ns = obj.metadata.namespace ?? '';
-    const st = statusOf(obj);
-    const forged = forgedAccount(st, (id) => accounts.mayUse(id, ns));
-    if (!forged) return;
-    this.opts.events.record(
-      obj,
-      'Warning',
-      'StatusCorrected',
-      `status.account names ${describeAccount(forged)}, which namespace ${ns} may not use: not written by the operator, ignored with status.id; the object's resource is looked for by its owner marker`,
-    );
-    const status = obj.status as Record<string, unknown>;
-    delete status.id;
-    delete status.account;
-    obj.metadata.annotations = { ...obj.metadata.annotations, [CREATE_PENDING_ANNOTATION]: 'true' };
   }
 
   /**

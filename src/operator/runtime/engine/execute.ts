@@ -4,6 +4,7 @@ import { isApiError, unanswered } from '../../../api/errors.ts';
 import { CREATE_PENDING_ANNOTATION, FINALIZER, ID_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
+import { patchMeta as patchObjectMeta, withFinalizer, withoutFinalizer } from '../object-meta.ts';
 import { call, type Failure, failure } from './failure.ts';
 import { type ModuleStep, moduleChanges, updateEvent } from './plan-changes.ts';
 import { deleteFailure } from './plan-delete.ts';
@@ -11,21 +12,11 @@ import { idsNamedBy } from './resolve.ts';
 import { type EngineContext, type Remote, statusOf, type Wanted } from './types.ts';
 
 /** A metadata merge patch guarded by resourceVersion, so a stale cache cannot clobber. */
-export async function patchMeta(
+export const patchMeta = (
   ctx: EngineContext,
   obj: KubeObject,
   meta: { finalizers?: string[]; annotations?: Record<string, string | null> },
-): Promise<void> {
-  const updated = await ctx.opts.kube.patch(ctx.resource, obj.metadata.namespace, obj.metadata.name, {
-    metadata: { resourceVersion: obj.metadata.resourceVersion, ...meta },
-  });
-  obj.metadata = updated.metadata;
-}
-
-function withFinalizer(obj: KubeObject): string[] {
-  const f = obj.metadata.finalizers ?? [];
-  return f.includes(FINALIZER) ? f : [...f, FINALIZER];
-}
+): Promise<void> => patchObjectMeta(ctx.opts.kube, ctx.resource, obj, meta);
 
 /** A write to the remote resource finished: bulk lists that began before it are stale for it. */
 function wrote(ctx: EngineContext, obj: KubeObject): void {
@@ -45,7 +36,7 @@ export async function restoreFinalizer(ctx: EngineContext, obj: KubeObject): Pro
 
 /** The finalizer table's `finalize`, done: the finalizer goes. */
 export async function removeFinalizer(ctx: EngineContext, obj: KubeObject): Promise<void> {
-  await patchMeta(ctx, obj, { finalizers: (obj.metadata.finalizers ?? []).filter((f) => f !== FINALIZER) });
+  await patchMeta(ctx, obj, { finalizers: withoutFinalizer(obj) });
 }
 
 /**

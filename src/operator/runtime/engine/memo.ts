@@ -1,18 +1,9 @@
 // What this process remembers of each object, in one place: the cache can lag behind its
 // own writes, and some decisions (a second DELETE, a repeated Event) depend on what it did.
-import { hash } from 'node:crypto';
 import type { PriorityCell } from '../../../api/rate-limiter.ts';
+import { remoteDigest } from '../fingerprint.ts';
 
-/**
- * A remote resource's fingerprint, kept instead of the resource itself (a few dozen bytes an
- * object): a bulk list showing the same resource as the last sync brings no news.
- */
-export const remoteDigest = (remote: unknown): string => textDigest(JSON.stringify(remote));
-/**
- * The same fingerprint from the resource's JSON text: 72 bits of its SHA-1, twelve characters
- * (a string that short is a copy, not a slice holding the whole digest), kept per object.
- */
-export const textDigest = (json: string): string => hash('sha1', json, 'base64').slice(0, 12);
+export { remoteDigest, textDigest } from '../fingerprint.ts';
 
 /**
  * A status's fingerprint, the same way. kube-apiserver writes an object's keys in one order, so
