@@ -12,6 +12,7 @@ import { drain, parseDeploymentRef } from '../../src/operator/drain.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
+import { KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
 import { Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
 import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { renderBase } from '../packaging/render-base.ts';
@@ -751,9 +752,16 @@ describe.skipIf(!!skipReason || !haveTools)('packaging', () => {
       const data = ((await w.kube.get(SECRETS, w.ns, guard)) as unknown as { data: Record<string, string> })
         .data;
       expect(Buffer.from(data.key!, 'base64').toString()).toBe(last);
-      // its finalizer it may still set
-      await asOperator.patch(SECRETS, w.ns, guard, { metadata: { finalizers: [FINALIZER] } });
+      // its own finalizer it may still set and remove, and no other
+      await asOperator.patch(SECRETS, w.ns, guard, { metadata: { finalizers: [KEY_FINALIZER] } });
       await asOperator.patch(SECRETS, w.ns, guard, { metadata: { finalizers: null } });
+      const other = await asOperator
+        .patch(SECRETS, w.ns, guard, { metadata: { finalizers: [FINALIZER] } })
+        .then(
+          () => 'set',
+          (e: KubeError) => e.message,
+        );
+      expect(other).toContain('may not add or remove another');
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await w.kube.delete(vap('validatingadmissionpolicybindings'), undefined, guard).catch(() => {});
