@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Builds the test control plane (kube-apiserver, etcd; kube-controller-manager, kube-scheduler
-# and kubelet for the node), and helm, kustomize and actionlint for the packaging tests, from
-# the Go modules beside this script into a cache outside the repo, keyed by version. Builds
-# only what is missing.
+# and kubelet for the node), helm, kustomize and actionlint for the packaging tests, and syft
+# for the image's SBOM (test/containers/image-build.sh), from the Go modules beside this script
+# into a cache outside the repo, keyed by version. Builds only what is missing.
 # Usage: test/controlplane/build.sh [component...]   (prints the bin directory on its last line)
-#   no component: all of them (EDGE_SKIP_PACKAGING_TOOLS=1: all but helm, kustomize, actionlint);
+#   no component: all of them (EDGE_SKIP_PACKAGING_TOOLS=1: all but helm, kustomize, actionlint, syft);
 #   e.g. `build.sh kube-apiserver etcd` for a control plane without a node (edgectl operator --local).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${EDGE_OPERATOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/edge-operator}
 bin="$cache/bin"
 mkdir -p "$bin"
-components=(kube-apiserver etcd kube-controller-manager kube-scheduler kubelet helm kustomize actionlint)
+components=(kube-apiserver etcd kube-controller-manager kube-scheduler kubelet helm kustomize actionlint syft)
 if [ $# -gt 0 ]; then
   want=("$@")
 elif [ -n "${EDGE_SKIP_PACKAGING_TOOLS:-}" ]; then
@@ -95,5 +95,12 @@ if wants actionlint; then
   alver=$(modver actionlint github.com/rhysd/actionlint)
   build actionlint actionlint github.com/rhysd/actionlint/cmd/actionlint "$alver" "-s -w"
   ln -sf "actionlint-$alver" "$bin/actionlint"
+fi
+if wants syft; then
+  # the image's SBOM (test/containers/image-build.sh); stamped as syft's release build does, so
+  # the SBOM names the tool's version (the update check is off where it runs: no network)
+  sver=$(modver syft github.com/anchore/syft)
+  build syft syft github.com/anchore/syft/cmd/syft "$sver" "-s -w -X main.version=${sver#v} -X main.buildDate=1970-01-01T00:00:00Z"
+  ln -sf "syft-$sver" "$bin/syft"
 fi
 echo "$bin"
