@@ -2,8 +2,11 @@
 # the local control plane's code in chunks loaded only when used), and gather what the Node
 # binary needs to run: the shared libraries it links (ldd), nothing else. Run: FROM scratch,
 # those files only: Node, its libraries, CA certificates, the bundle, user 65532. No shell, no
-# package manager, no node_modules; nothing is written at run time, so the root filesystem
-# can be read-only.
+# package manager, no node_modules code; nothing is written at run time, so the root filesystem
+# can be read-only. What a scanner (Syft, Trivy, Grype) needs to name every component: the
+# Debian packages of those libraries in dpkg's distroless layout (/var/lib/dpkg/status.d), the
+# Debian release (/etc/os-release), the bundled npm packages' package.json files under
+# /app/node_modules, and Node's own binary (scanners read its version from it).
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -11,7 +14,7 @@ COPY package.json package-lock.json ./
 COPY scripts/ensure-node.mjs ./scripts/
 RUN npm ci --no-audit --no-fund --loglevel=error
 COPY .nvmrc ./
-COPY scripts/strip-elf.ts ./scripts/
+COPY scripts/strip-elf.ts scripts/dpkg-status.ts ./scripts/
 # /rootfs becomes the image's root:
 # - node without its symbol table and debug sections (18 MiB a debugger alone reads);
 # - the libraries ldd names, at the paths the loader looks them up by (libc's resolver reads
@@ -19,19 +22,26 @@ COPY scripts/strip-elf.ts ./scripts/
 # - CA certificates: the Mozilla set Node carries (the one Node trusts by default), at the path
 #   Debian's ca-certificates uses, for tools and for --use-openssl-ca;
 # - no time zone data: Node's ICU carries its own, and the operator logs UTC;
-# - user and group 65532 (nonroot), so os.userInfo() and the home directory resolve.
+# - user and group 65532 (nonroot), so os.userInfo() and the home directory resolve;
+# - for scanners: the libraries' Debian packages (status, the checksums of the files shipped,
+#   copyright; scripts/dpkg-status.ts) and the Debian release they come from.
 RUN set -eu; mkdir -p /rootfs/usr/local/bin /rootfs/etc/ssl/certs; \
     node scripts/strip-elf.ts "$(command -v node)" /rootfs/usr/local/bin/node; \
-    for lib in $(ldd "$(command -v node)" | grep -o '/[^ ]*'); do \
+    libs=$(ldd "$(command -v node)" | grep -o '/[^ ]*'); \
+    for lib in $libs; do \
       mkdir -p "/rootfs${lib%/*}"; cp -L "$lib" "/rootfs$lib"; \
     done; \
+    node scripts/dpkg-status.ts /rootfs $libs; \
+    cp -L /etc/os-release /rootfs/etc/os-release; \
     node -p "tls.rootCertificates.join('\n')" >/rootfs/etc/ssl/certs/ca-certificates.crt; \
     printf 'root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >/rootfs/etc/passwd; \
     printf 'root:x:0:\nnonroot:x:65532:\n' >/rootfs/etc/group; \
     /rootfs/usr/local/bin/node --version >/dev/null
-COPY scripts/bundle.ts ./scripts/
+COPY scripts/bundle.ts scripts/bundle-packages.ts ./scripts/
 COPY src ./src
-RUN node scripts/bundle.ts /app/bundle
+# the bundle, and beside it node_modules/**/package.json of the packages it holds (for scanners)
+RUN EDGE_BUNDLE_METAFILE=/app/bundle-meta.json node scripts/bundle.ts /app/bundle && \
+    node scripts/bundle-packages.ts /app/bundle-meta.json /app/bundle
 
 FROM scratch
 COPY --from=build /rootfs /
