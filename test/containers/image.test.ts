@@ -1,9 +1,11 @@
 // The shipped image, run the way a cluster runs it: built from the Dockerfile, as a non-root
 // user, read-only root filesystem, no shell, host network; against a control plane that runs as
 // containers too (the path `npm start` takes where Docker answers and no binaries are built)
-// and the emulator. Every kind from deploy/examples reaches Ready and deletes cleanly.
+// and the emulator. Every kind from deploy/examples reaches Ready and deletes cleanly. And what
+// a scanner sees in it: the SBOM the image build writes (syft) names glibc's Debian packages,
+// Node and the bundled npm packages, each with its version.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GenericContainer, type StartedTestContainer, Wait } from 'testcontainers';
@@ -109,7 +111,7 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
     await clusterDown({ dir: DIR, log: () => {} });
   });
 
-  it('is at most 130 MB: Node, the libraries it links, CA certificates and the bundle', () => {
+  it('is at most 130 MB: Node, the libraries it links, CA certificates, the bundle, what scanners read', () => {
     const bytes = Number(
       execFileSync('docker', ['image', 'inspect', '-f', '{{.Size}}', IMAGE], { encoding: 'utf8' }),
     );
@@ -122,15 +124,21 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
       `image ${IMAGE}: ${(bytes / 1e6).toFixed(1)} MB (${(bytes / 2 ** 20).toFixed(1)} MiB)\n${files}`,
     );
     expect(bytes).toBeLessThanOrEqual(130e6);
-    // every file of the image, by top directory: nothing but these
-    expect(
-      new Set(
-        files
-          .trim()
-          .split('\n')
-          .map((l) => l.trim().split(/\s+/)[1]!.split('/')[1]),
-      ),
-    ).toEqual(new Set(['app', 'etc', 'lib', 'lib64', 'usr']));
+    // every file of the image, by top directory: nothing but these (var: dpkg's status.d only)
+    const paths = files
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/)[1]!);
+    expect(new Set(paths.map((p) => p.split('/')[1]))).toEqual(
+      new Set(['app', 'etc', 'lib', 'lib64', 'usr', 'var']),
+    );
+    expect(paths.filter((p) => p.startsWith('/var/') && !p.startsWith('/var/lib/dpkg/status.d/'))).toEqual(
+      [],
+    );
+    // under /app/node_modules, package.json files alone: no package's code
+    expect(paths.filter((p) => p.startsWith('/app/node_modules/') && !p.endsWith('/package.json'))).toEqual(
+      [],
+    );
   });
 
   it('runs the control plane as containers', () => {
@@ -219,5 +227,98 @@ describe.skipIf(!!skipReason)('the image, against a control plane in containers'
     // the operator logged no error and no secret value while doing all this
     expect(logs.filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
     expect(logs.join('\n')).not.toContain(emu.apiKey);
+  });
+});
+
+/** A CycloneDX component as syft writes it (the fields read here). */
+interface Component {
+  type: string;
+  name: string;
+  group?: string;
+  version?: string;
+  purl?: string;
+  properties?: { name: string; value: string }[];
+}
+
+describe.skipIf(!!skipReason)("the image's SBOM (npm run image:build, syft)", () => {
+  const SBOM = join(REPO_ROOT, 'dist/sbom/edge-operator.cdx.json');
+  const inImage = (code: string) =>
+    execFileSync(
+      'docker',
+      ['run', '--rm', '--network', 'none', '--entrypoint', '/usr/local/bin/node', IMAGE, '-p', code],
+      { encoding: 'utf8' },
+    ).trim();
+  const bom = () =>
+    JSON.parse(readFileSync(SBOM, 'utf8')) as {
+      bomFormat: string;
+      metadata: { component: { type: string; name: string; version: string } };
+      components: Component[];
+    };
+  const ofType = (type: string) => bom().components.filter((c) => c.purl?.startsWith(`pkg:${type}/`));
+  const npmName = (c: Component) => (c.group ? `${c.group}/${c.name}` : c.name);
+  const location = (c: Component) => c.properties?.find((p) => p.name === 'syft:location:0:path')?.value;
+
+  it('is written next to the image, CycloneDX, for this image', () => {
+    expect(existsSync(SBOM), `${SBOM} (npm run image:build writes it)`).toBe(true);
+    const b = bom();
+    expect(b.bomFormat).toBe('CycloneDX');
+    expect(b.metadata.component.type).toBe('container');
+    expect(`${b.metadata.component.name}:${b.metadata.component.version}`).toBe(IMAGE);
+  });
+
+  it("lists glibc (libc6) and the other libraries' Debian packages, with the versions the image records", () => {
+    // the image's own record: /var/lib/dpkg/status.d/<package>, from the build stage's dpkg
+    const recorded = JSON.parse(
+      inImage(`JSON.stringify(Object.fromEntries(fs.readdirSync('/var/lib/dpkg/status.d')
+        .filter((f) => !f.endsWith('.md5sums'))
+        .map((f) => [f, /^Version: (.+)$/m.exec(fs.readFileSync('/var/lib/dpkg/status.d/' + f, 'utf8'))[1]])))`),
+    ) as Record<string, string>;
+    expect(Object.keys(recorded)).toEqual(expect.arrayContaining(['libc6', 'libgcc-s1', 'libstdc++6']));
+    const debs = ofType('deb');
+    expect(Object.fromEntries(debs.map((c) => [c.name, c.version]))).toEqual(recorded);
+    const libc = debs.find((c) => c.name === 'libc6')!;
+    expect(libc.version).toMatch(/^2\.\d+/);
+    // Debian's name and release, which vulnerability matching needs (/etc/os-release)
+    expect(libc.purl).toMatch(/^pkg:deb\/debian\/libc6@.+[?&]distro=debian-\d+/);
+    expect(libc.purl).toContain('upstream=glibc');
+  });
+
+  it('lists Node with the version the image runs', () => {
+    const version = inImage('process.versions.node');
+    const node = bom().components.filter((c) => c.name === 'node' && c.purl?.startsWith('pkg:generic/'));
+    expect(node.map((c) => [c.version, location(c)])).toEqual([[version, '/usr/local/bin/node']]);
+  });
+
+  it("lists the package.json dependencies and every other bundled npm package at package-lock.json's version", () => {
+    const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { version?: string }>;
+    };
+    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
+    const npm = ofType('npm');
+    // each found at /app/node_modules/<path>/package.json, the path package-lock.json knows it by
+    const found = npm.map((c) => {
+      const at = location(c)!
+        .replace(/^\/app\//, '')
+        .replace(/\/package\.json$/, '');
+      return { name: npmName(c), version: c.version, at, locked: lock.packages[at]?.version };
+    });
+    expect(found.filter((f) => f.version !== f.locked)).toEqual([]);
+    // the application's dependencies, all bundled (the runtime's), by name and version
+    const direct = Object.fromEntries(
+      Object.keys(pkg.dependencies).map((d) => [d, lock.packages[`node_modules/${d}`]!.version]),
+    );
+    expect(
+      Object.fromEntries(
+        found
+          .filter((f) => f.at === `node_modules/${f.name}` && f.name in direct)
+          .map((f) => [f.name, f.version]),
+      ),
+    ).toEqual(direct);
+    // and what they bring (pino's sonic-boom, client-node's jose, undici nothing): more than these
+    expect(found.length).toBeGreaterThan(Object.keys(direct).length);
+    for (const name of ['sonic-boom', 'jose', 'thread-stream'])
+      expect(found.map((f) => f.name)).toContain(name);
   });
 });
