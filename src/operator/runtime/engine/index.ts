@@ -1,6 +1,31 @@
 // The managed-resource engine's public entry: one reconciler for every kind. The sync reads
-// resolve -> read -> plan -> execute -> report, one file each.
+// resolve -> read -> plan -> execute -> report, one file each. Besides the Engine, what the spec
+// wants (resolve.ts `wanted`) and the pure decisions (plan*.ts), which `edgectl plan` runs
+// without the engine's reads and writes (src/operator/preview*.ts).
 export { Engine } from './engine.ts';
-export { priorityOf, requestedReconcile } from './plan.ts';
-export { rawIds } from './resolve.ts';
-export type { EngineAccounts, EngineCache, EngineOptions, EngineSecrets, Outcome } from './types.ts';
+export {
+  type ConflictInput,
+  needsOwnerState,
+  ownerOf,
+  planReconcile,
+  planSync,
+  priorityOf,
+  requestedReconcile,
+  type SyncDecision,
+} from './plan.ts';
+export { digestsOf, type ModuleStep } from './plan-changes.ts';
+export { deleteGuard, planFinalize } from './plan-delete.ts';
+export { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
+export { rawIds, wanted } from './resolve.ts';
+export {
+  type EngineAccounts,
+  type EngineCache,
+  type EngineContext,
+  type EngineOptions,
+  type EngineSecrets,
+  type Outcome,
+  type Remote,
+  type Seen,
+  statusOf,
+  type Wanted,
+} from './types.ts';
