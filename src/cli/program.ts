@@ -5,6 +5,15 @@ import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.ts';
 import { CliError, type CliIO, EXIT, printable } from './io.ts';
 
+/** Commands whose exit codes give 2 another meaning (plan: changes), and what their usage errors exit with. */
+const usageExits = new WeakMap<Command, number>();
+
+/** A usage error of this command (a flag it does not know...) exits with `code` instead of 2. */
+export function usageExit<C extends Command>(c: C, code: number): C {
+  usageExits.set(c, code);
+  return c;
+}
+
 export function program(io: CliIO, commands: Command[]): Command {
   const p = new Command('edgectl')
     .description(
@@ -15,7 +24,13 @@ export function program(io: CliIO, commands: Command[]): Command {
     .configureOutput({ writeOut: io.out, writeErr: io.err });
   for (const c of commands) p.addCommand(c);
   const exitOverride = (c: Command) => {
-    c.exitOverride();
+    const code = usageExits.get(c);
+    // commander has printed the error: the exit code is all that is left to say
+    if (code === undefined) c.exitOverride();
+    else
+      c.exitOverride((e) => {
+        throw e.exitCode === 0 ? e : new CliError('', code);
+      });
     c.configureOutput({ writeOut: io.out, writeErr: io.err });
     for (const sub of c.commands) exitOverride(sub);
   };

@@ -7,6 +7,7 @@ import { drainCommand } from './commands/drain.ts';
 import { emulatorCommand } from './commands/emulator.ts';
 import { exportCommand } from './commands/export.ts';
 import { operatorCommand } from './commands/operator.ts';
+import { planCommand } from './commands/plan.ts';
 import { sessionsCommand } from './commands/sessions.ts';
 import { traceCommand } from './commands/trace.ts';
 import { tunnelsCommand } from './commands/tunnels.ts';
@@ -21,6 +22,7 @@ export function buildProgram(io: CliIO): Command {
     exportCommand(io),
     drainCommand(io),
     traceCommand(io),
+    planCommand(io),
     operatorCommand(),
     emulatorCommand(),
     clusterCommand(),
