@@ -4,8 +4,12 @@ import { Agent, type Dispatcher, request } from 'undici';
 import { VERSION } from '../version.ts';
 import { ApiError, type ApiErrorBody } from './errors.ts';
 import type { Method } from './operations.ts';
+import { currentCell } from './priority.ts';
 import { type Priority, RateLimiter } from './rate-limiter.ts';
 import { redactCredentials } from './redact.ts';
+import { parseRetryAfter } from './retry-after.ts';
+
+export { parseRetryAfter };
 
 /** The longest API error message kept (characters). */
 const ERROR_MSG_MAX = 1024;
@@ -70,14 +74,6 @@ const NEVER_SENT = new Set([
   'ENETUNREACH',
   'EHOSTUNREACH',
 ]);
-
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  if (!v) return undefined;
-  if (/^\s*\d+(\.\d+)?\s*$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
 
 /** Failures in a row (with no answer of the API's between them) that make an outage. */
 const OUTAGE_AFTER = 2;
@@ -370,6 +366,9 @@ export class Transport {
         delayMs = Math.max(delayMs, retryAfterMs);
       }
       this.opts.onRetry?.({ ...event(res.statusCode), delayMs, reason: `HTTP ${res.statusCode}` });
+      // the API asks for seconds of patience: a wait like the budget's, so the work it belongs
+      // to lets its worker go as it does for the budget (the run goes on by itself afterwards)
+      if (res.statusCode === 429) currentCell()?.onWait?.();
       await sleep(delayMs, spec.signal);
     }
   }

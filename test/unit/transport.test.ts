@@ -2,6 +2,7 @@ import { errors, MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import { ApiError, isNotFound, isRateLimited, isRetryable } from '../../src/api/errors.ts';
+import { withPriority } from '../../src/api/rate-limiter.ts';
 import { REDACTED, redactCredentials } from '../../src/api/redact.ts';
 import { type CallEvent, parseRetryAfter } from '../../src/api/transport.ts';
 import { fillMessage, SERVED } from '../../src/emulator/catalogue.ts';
@@ -143,6 +144,24 @@ describe('transport', () => {
     pool.intercept({ path: '/ip_policy_rules', method: 'POST' }).reply(201, rule);
     await client.ipPolicyRules.create(created);
     expect(sleeps).toEqual([3000]);
+  });
+
+  it("a 429's Retry-After wait lets the caller's worker go (the run goes on by itself), a 5xx backoff does not", async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policy_rules', method: 'POST' })
+      .reply(429, { error_code: 'ERR_RATE_LIMITED', msg: 'slow down' }, { headers: { 'retry-after': '3' } });
+    pool.intercept({ path: '/ip_policy_rules', method: 'POST' }).reply(201, rule);
+    pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(503, { msg: 'busy' });
+    pool.intercept({ path: '/ip_policy_rules/ipr_1', method: 'GET' }).reply(200, rule);
+    const told: number[] = [];
+    const cell = { priority: 'high' as const, flow: 'team', onWait: () => told.push(sleeps.length) };
+    await withPriority(cell, () => client.ipPolicyRules.create(created));
+    // told before the Retry-After sleep began
+    expect(told).toEqual([0]);
+    await withPriority(cell, () => client.ipPolicyRules.get('ipr_1'));
+    expect(told).toEqual([0]);
+    expect(sleeps).toHaveLength(2);
   });
 
   it('understands Retry-After as an HTTP date', () => {
