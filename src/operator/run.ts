@@ -84,7 +84,7 @@ async function startOperator(
       throw new ConfigError(
         'no Kubernetes cluster configured: set KUBECONFIG or --kubeconfig, or use --local (npm start) for a throw-away local control plane',
       );
-    kc = await loadKubeConfig(cfg.kubeconfig);
+    kc = await loadKubeConfig(cfg.kubeconfig, cfg.context);
   }
   if (refuseEmbedded) {
     const where = describeCluster(kc!);

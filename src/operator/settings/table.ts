@@ -73,6 +73,13 @@ export const SETTINGS = {
     kind: text('<path>'),
     help: 'kubeconfig file of the cluster to manage',
   }),
+  context: setting({
+    flag: '--context',
+    env: 'EDGE_KUBE_CONTEXT',
+    defaultText: "the kubeconfig's current context",
+    kind: text('<name>'),
+    help: 'kubeconfig context of the cluster to manage (one the kubeconfig does not have: an error naming it)',
+  }),
   apiUrl: setting({
     flag: '--api-url',
     env: 'EDGE_API_URL',
