@@ -283,3 +283,21 @@ describe('AccountRegistry: an account refused before it holds a client says why 
     expect(r.use(id)).toMatchObject({ phase: { message: expect.stringContaining('not checked yet') } });
   });
 });
+
+describe('AccountRegistry: every change that can let kept-back work go says so (onRoom)', () => {
+  it('an entry removed, its budget replaced, or an alias unshared', async () => {
+    const r = new AccountRegistry({
+      client: (a) => ({ transport: { limiter: a.limiter }, close: async () => {} }) as unknown as EdgeClient,
+    });
+    const told: string[] = [];
+    r.onRoom = (id) => told.push(id);
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 60 });
+    r.set('EdgeAccount/t/b', { url: 'https://api', key: 'k', perMinute: 60 });
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 120 });
+    await new Promise((res) => queueMicrotask(() => res(undefined)));
+    expect(told).toContain('EdgeAccount/t/a');
+    told.length = 0;
+    await r.remove('EdgeAccount/t/a');
+    expect(told.sort()).toEqual(['EdgeAccount/t/a', 'EdgeAccount/t/b']);
+  });
+});

@@ -76,7 +76,10 @@ export class AccountRegistry {
    * Told once per check (the account controller checks the key again).
    */
   onRefused?: (id: string) => void;
-  /** An account's budget served a caller, or one of its lists ended: work kept back for it may go now. */
+  /**
+   * An account's budget served a caller, one of its lists ended, or its entry went, changed
+   * budget or stopped being shared: work kept back for it may go now.
+   */
   onRoom?: (id: string) => void;
 
   constructor(factory: ClientFactory) {
@@ -146,6 +149,8 @@ export class AccountRegistry {
         }
       },
     });
+    // a new budget: what waited for the old one looks again
+    if (e && e.limiter !== limiter) queueMicrotask(() => this.onRoom?.(id));
     if (e) {
       const old = e.client;
       e.client = client;
@@ -194,6 +199,7 @@ export class AccountRegistry {
     const ids = [...this.aliases].filter(([, h]) => h === holder).map(([a]) => a);
     for (const a of ids) this.aliases.delete(a);
     if (ids.length) this.onUnshared?.(ids);
+    for (const a of ids) this.onRoom?.(a);
   }
 
   /** Accounts held now. */
@@ -279,6 +285,8 @@ export class AccountRegistry {
     this.unshare(id);
     this.entries.delete(id);
     this.factory.removed?.(id);
+    // what waited for its budget waits for nothing now (its objects say why when they run)
+    this.onRoom?.(id);
     void e.lastGood?.close(graceMs).catch(() => {});
     if (id !== INSTALLATION) await e.client.close(graceMs).catch(() => {});
   }
