@@ -122,6 +122,10 @@ const REACHABLE: IdKind[] = [
 ];
 const REACHABLE_ID = new RegExp(`^(${REACHABLE.map((k) => ID_PREFIX[k]).join('|')})_[A-Za-z0-9]+$`);
 
+const RESOURCE_ID = new RegExp(`^(${Object.values(ID_PREFIX).join('|')})_[A-Za-z0-9]+$`);
+/** Whether a string has the shape of one of the API's ids (a known prefix). */
+export const isResourceId = (id: string): boolean => RESOURCE_ID.test(id);
+
 /** Whether a string is the id of a resource another may be pointed at. */
 export const isReachableId = (id: string): boolean => REACHABLE_ID.test(id);
 

@@ -99,6 +99,7 @@ export class RateLimiter {
    * an object's state read before its turn came), so work not begun yet is better kept back.
    */
   backedUp(priority: Priority): boolean {
+    if (this.now() < this.throttledUntil) return true;
     if (!Number.isFinite(this.perMinute)) return false;
     let n = 0;
     for (const p of PRIORITIES) {
@@ -134,6 +135,24 @@ export class RateLimiter {
       // not served at once: the work it belongs to waits for the budget
       if (!served) current?.onWait?.();
     });
+  }
+
+  /** Until when the API asked for patience (a long 429's Retry-After): work not begun is kept back. */
+  private throttledUntil = 0;
+  private throttleTimer?: ReturnType<typeof setTimeout>;
+
+  /**
+   * The API answered 429 asking for `ms`: the budget counts as backed up until then, so work not
+   * begun stays queued instead of spending a token on another 429 (calls already sent are not
+   * held: each waits out its own Retry-After); its end is told like room (onRoom).
+   */
+  throttled(ms: number): void {
+    const until = this.now() + ms;
+    if (until <= this.throttledUntil) return;
+    this.throttledUntil = until;
+    clearTimeout(this.throttleTimer);
+    this.throttleTimer = setTimeout(() => this.onRoom?.(), ms);
+    this.throttleTimer.unref?.();
   }
 
   /** A waiting caller's cell was raised: serve it by its new priority. */

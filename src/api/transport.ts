@@ -7,9 +7,7 @@ import type { Method } from './operations.ts';
 import { currentCell } from './priority.ts';
 import { type Priority, RateLimiter } from './rate-limiter.ts';
 import { redactCredentials } from './redact.ts';
-import { parseRetryAfter } from './retry-after.ts';
-
-export { parseRetryAfter };
+import { LONG_429_MS, parseRetryAfter } from './retry-after.ts';
 
 /** The longest API error message kept (characters). */
 const ERROR_MSG_MAX = 1024;
@@ -366,9 +364,11 @@ export class Transport {
         delayMs = Math.max(delayMs, retryAfterMs);
       }
       this.opts.onRetry?.({ ...event(res.statusCode), delayMs, reason: `HTTP ${res.statusCode}` });
-      // the API asks for seconds of patience: a wait like the budget's, so the work it belongs
-      // to lets its worker go as it does for the budget (the run goes on by itself afterwards)
-      if (res.statusCode === 429) currentCell()?.onWait?.();
+      // seconds of patience: the budget counts as backed up (retry-after.ts), the worker goes
+      if (res.statusCode === 429 && delayMs >= LONG_429_MS) {
+        this.limiter.throttled(delayMs);
+        currentCell()?.onWait?.();
+      }
       await sleep(delayMs, spec.signal);
     }
   }

@@ -13,6 +13,13 @@ export const CONTROL_PLANE_BINARIES = ['kube-apiserver', 'etcd'] as const;
 /** What a node adds (`cluster up --node`, the node suite). */
 export const NODE_BINARIES = ['kube-controller-manager', 'kube-scheduler', 'kubelet'] as const;
 
+/** How the build script is run (tests put a stand-in here: the unit suite shares its modules). */
+export const buildScript = {
+  path: BUILD_SCRIPT,
+  run: (file: string, args: string[]): string =>
+    execFileSync(file, args, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' }),
+};
+
 /** The binaries a local cluster runs: the control plane's, and with a node the node's too. */
 export function binariesFor(node: boolean): string[] {
   return node ? [...CONTROL_PLANE_BINARIES, ...NODE_BINARIES] : [...CONTROL_PLANE_BINARIES];
@@ -36,13 +43,13 @@ export function ensureBinaries(
   const wanted = binariesFor(node);
   const found = findBinaries();
   if (found && wanted.every((b) => existsSync(join(found, b)))) return found;
-  if (!existsSync(BUILD_SCRIPT))
+  if (!existsSync(buildScript.path))
     throw new Error(`${wanted.join(', ')} are not built and the build script is not available`);
   log(`building ${wanted.join(', ')} from their Go modules (first time only; several minutes)...`);
   let out: string;
   try {
     // only what this cluster runs (helm, kustomize and actionlint are for the packaging tests)
-    out = execFileSync(BUILD_SCRIPT, wanted, { stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8' });
+    out = buildScript.run(buildScript.path, wanted);
   } catch {
     throw new Error(
       `no local control plane: ${wanted.join(', ')} could not be built (see above; the build needs Go) and no Docker engine with the control plane's images answered (test/containers/images.sh makes them). Or use a cluster of your own: KUBECONFIG and --api-url, without --local`,

@@ -13,6 +13,7 @@ import {
   holdingAccount,
   INSTALLATION,
   mayAdopt,
+  mayHold,
   mayUse,
   type Resolution,
   resolveAccount,
@@ -82,7 +83,7 @@ export class PreviewAccounts {
     return effectiveAccount(
       (obj.status ?? {}) as { id?: string; account?: string },
       resolveAccount(ns, ref, this.facts),
-      (id) => mayUse(id, ns, this.facts),
+      (id) => this.mayHold(obj, id),
     );
   };
 
@@ -90,17 +91,25 @@ export class PreviewAccounts {
   forDelete(obj: KubeObject): Resolution {
     const ns = obj.metadata.namespace ?? '';
     const held = holdingAccount((obj.status ?? {}) as { id?: string; account?: string }, ns, (id) =>
-      mayUse(id, ns, this.facts),
+      this.mayHold(obj, id),
     );
     return held ? { ok: true, id: held } : this.accountOf(obj);
   }
 
   mayAdopt = (id: string, namespace: string) => mayAdopt(id, namespace, this.facts);
 
+  /** Whether the object's status may name the account (resolve.ts mayHold). */
+  mayHold = (obj: KubeObject, id: string) =>
+    mayHold(
+      id,
+      obj.metadata.namespace ?? '',
+      (obj.spec as { accountRef?: AccountRef } | undefined)?.accountRef,
+      this.facts,
+    );
+
   /** A `status.account` the object's namespace may not use: not the operator's writing (the engine ignores it). */
   forged(obj: KubeObject): string | undefined {
-    const ns = obj.metadata.namespace ?? '';
-    return forgedAccount((obj.status ?? {}) as { account?: string }, (id) => mayUse(id, ns, this.facts));
+    return forgedAccount((obj.status ?? {}) as { account?: string }, (id) => this.mayHold(obj, id));
   }
 
   /** What the engine asks of accounts while it resolves what an object wants (no client: see `client`). */
@@ -108,6 +117,7 @@ export class PreviewAccounts {
     return {
       accountOf: this.accountOf,
       mayUse: (id, ns) => mayUse(id, ns, this.facts),
+      mayHold: this.mayHold,
       mayAdopt: this.mayAdopt,
       use: () => {
         throw new Error('preview: the engine asked for an account client');

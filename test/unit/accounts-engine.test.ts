@@ -11,6 +11,7 @@ import {
   effectiveAccount,
   INSTALLATION,
   mayAdopt,
+  mayHold,
   mayUse,
   resolveAccount,
 } from '../../src/operator/runtime/accounts/resolve.ts';
@@ -57,9 +58,12 @@ async function twoAccounts(o: { installation?: boolean; edge?: string[]; cluster
       effectiveAccount(
         (obj.status ?? {}) as { id?: string; account?: string },
         resolveAccount(obj.metadata.namespace!, (obj.spec as { accountRef?: AccountRef }).accountRef, facts),
-        (id) => mayUse(id, obj.metadata.namespace!, facts),
+        (id) =>
+          mayHold(id, obj.metadata.namespace!, (obj.spec as { accountRef?: AccountRef }).accountRef, facts),
       ),
     mayUse: (id, ns) => mayUse(id, ns, facts),
+    mayHold: (obj, id) =>
+      mayHold(id, obj.metadata.namespace!, (obj.spec as { accountRef?: AccountRef }).accountRef, facts),
     mayAdopt: (id, ns) => mayAdopt(id, ns, facts),
     use: (id) => {
       const u = registry.use(id);

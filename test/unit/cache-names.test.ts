@@ -39,6 +39,11 @@ describe('naming the ids of an API message', () => {
     expect(cache().nameIds(text, 'team-b')).toBe('in use: another resource of the account');
   });
 
+  it('a field name of the shape of an id is left as it is', () => {
+    const text = 'The module tls_termination is not supported for TCP edges; idp_metadata_url too';
+    expect(cache().nameIds(text, 'team-b')).toBe(text);
+  });
+
   it('an id no object holds (made through the API) is said only to the object that named it', () => {
     const text = 'an IP restriction of type dashboard already exists: ipx_0a1b2c3d4e5f';
     expect(cache().nameIds(text, 'team-b')).toBe(

@@ -6,22 +6,13 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-const build = vi.hoisted(() => ({ calls: [] as { file: string; args: readonly string[] }[], out: '' }));
-vi.mock('node:child_process', async (importOriginal) => {
-  const real = await importOriginal<typeof import('node:child_process')>();
-  return {
-    ...real,
-    execFileSync: ((file: string, args?: readonly string[], opts?: object) => {
-      if (!file.endsWith('test/controlplane/build.sh')) return real.execFileSync(file, args, opts);
-      build.calls.push({ file, args: args ?? [] });
-      return `${build.out}\n`;
-    }) as typeof real.execFileSync,
-  };
-});
-
-const { binariesFor, ensureBinaries, findBinaries } = await import('../../src/localcluster/binaries.ts');
+const build = { calls: [] as { file: string; args: readonly string[] }[], out: '' };
+const { binariesFor, buildScript, ensureBinaries, findBinaries } = await import(
+  '../../src/localcluster/binaries.ts'
+);
+const realRun = buildScript.run;
 const { REPO_ROOT } = await import('../../src/localcluster/paths.ts');
 
 let dir: string;
@@ -33,8 +24,14 @@ beforeEach(() => {
   mkdirSync(join(dir, 'prebuilt'));
   build.calls = [];
   build.out = join(dir, 'cache', 'bin');
+  // the build script asked, recorded, not run
+  buildScript.run = (file, args) => {
+    build.calls.push({ file, args });
+    return `${build.out}\n`;
+  };
 });
 afterEach(() => {
+  buildScript.run = realRun;
   rmSync(dir, { recursive: true, force: true });
   for (const [k, v] of [
     ['EDGE_OPERATOR_CACHE', saved.cache],
@@ -113,7 +110,6 @@ function runBuildScript(args: string[], env: Record<string, string> = {}) {
     ].join('\n'),
   );
   chmodSync(join(fake, 'go'), 0o755);
-  // spawnSync: execFileSync is the stand-in above
   const run = spawnSync(join(REPO_ROOT, 'test/controlplane/build.sh'), args, {
     encoding: 'utf8',
     env: {

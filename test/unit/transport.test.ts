@@ -4,7 +4,8 @@ import { collect, createClient, type EdgeClient } from '../../src/api/client.ts'
 import { ApiError, isNotFound, isRateLimited, isRetryable } from '../../src/api/errors.ts';
 import { withPriority } from '../../src/api/rate-limiter.ts';
 import { REDACTED, redactCredentials } from '../../src/api/redact.ts';
-import { type CallEvent, parseRetryAfter } from '../../src/api/transport.ts';
+import { parseRetryAfter } from '../../src/api/retry-after.ts';
+import type { CallEvent } from '../../src/api/transport.ts';
 import { fillMessage, SERVED } from '../../src/emulator/catalogue.ts';
 import reference from '../integration/public-errors.reference.json' with { type: 'json' };
 
@@ -157,11 +158,27 @@ describe('transport', () => {
     const told: number[] = [];
     const cell = { priority: 'high' as const, flow: 'team', onWait: () => told.push(sleeps.length) };
     await withPriority(cell, () => client.ipPolicyRules.create(created));
-    // told before the Retry-After sleep began
+    // told before the Retry-After sleep began, and the budget counts as backed up meanwhile
     expect(told).toEqual([0]);
+    expect(client.transport.limiter.backedUp('urgent')).toBe(true);
     await withPriority(cell, () => client.ipPolicyRules.get('ipr_1'));
     expect(told).toEqual([0]);
     expect(sleeps).toHaveLength(2);
+  });
+
+  it("a short 429 wait (the API's 1 s) keeps the worker and holds no new work back", async () => {
+    const pool = agent.get(ORIGIN);
+    pool
+      .intercept({ path: '/ip_policy_rules', method: 'POST' })
+      .reply(429, { msg: 'slow down' }, { headers: { 'retry-after': '1' } });
+    pool.intercept({ path: '/ip_policy_rules', method: 'POST' }).reply(201, rule);
+    const told: string[] = [];
+    await withPriority({ priority: 'high', flow: 'team', onWait: () => told.push('wait') }, () =>
+      client.ipPolicyRules.create(created),
+    );
+    expect(sleeps).toEqual([1000]);
+    expect(told).toEqual([]);
+    expect(client.transport.limiter.backedUp('urgent')).toBe(false);
   });
 
   it('understands Retry-After as an HTTP date', () => {

@@ -14,6 +14,7 @@ import {
   holdingAccount,
   INSTALLATION,
   mayAdopt,
+  mayHold,
   mayUse,
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import { adoptionRefused } from '../../src/operator/runtime/engine/plan.ts';
@@ -299,5 +300,80 @@ describe('AccountRegistry: every change that can let kept-back work go says so (
     told.length = 0;
     await r.remove('EdgeAccount/t/a');
     expect(told.sort()).toEqual(['EdgeAccount/t/a', 'EdgeAccount/t/b']);
+  });
+});
+
+describe('mayHold: what status.account may name', () => {
+  const ref = { kind: 'ClusterEdgeAccount' as const, name: 'b-only' };
+  it.each([
+    ['an account the namespace may use', 'ClusterEdgeAccount/b-only', 'team-b', undefined, true],
+    [
+      'one that no longer admits it, named by its accountRef (its deletes still go there)',
+      'ClusterEdgeAccount/b-only',
+      'team-a',
+      ref,
+      true,
+    ],
+    [
+      'one that does not admit it, named by status alone',
+      'ClusterEdgeAccount/b-only',
+      'team-a',
+      undefined,
+      false,
+    ],
+    [
+      'its accountRef names an account that is gone',
+      'ClusterEdgeAccount/gone',
+      'team-a',
+      { ...ref, name: 'gone' },
+      false,
+    ],
+  ] as const)('%s', (_, id, ns, r, expected) => expect(mayHold(id, ns, r, facts())).toBe(expected));
+});
+
+describe('AccountRegistry: an account sharing another entry decides nothing for it', () => {
+  it('refused (its limit, its Secret), it stops sharing; the holder serves on', () => {
+    const r = new AccountRegistry({
+      client: (a) => ({ transport: { limiter: a.limiter }, close: async () => {} }) as unknown as EdgeClient,
+    });
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 60 });
+    r.mark('EdgeAccount/t/a', true);
+    r.set('EdgeAccount/u/b', { url: 'https://api', key: 'k', perMinute: 60 });
+    r.mark('EdgeAccount/u/b', false, {
+      state: 'stalled',
+      reason: 'RateLimitNotAllowed',
+      message: 'too high',
+    });
+    expect('client' in r.use('EdgeAccount/t/a')).toBe(true);
+    expect(r.use('EdgeAccount/u/b')).toMatchObject({
+      phase: { message: expect.stringContaining('RateLimitNotAllowed') },
+    });
+  });
+});
+
+describe('the bounds never keep an account being deleted from serving its deletes', () => {
+  it('one over the rate bound, being deleted, is served', () => {
+    const deleting: KubeObject = {
+      metadata: { name: 'a', namespace: 't', uid: 'u', deletionTimestamp: '2026-01-01T00:00:00Z' },
+      spec: { rateLimitPerMinute: 1_000_000 },
+    };
+    expect(
+      edgeAccountRefusal(deleting, [deleting], { maxPerNamespace: 1, maxRatePerMinute: 120 }),
+    ).toBeUndefined();
+  });
+});
+
+describe('AccountRegistry: a holder refused for its own reasons leaves the others to go their own way', () => {
+  it('the others are told to set their own entry', () => {
+    const r = new AccountRegistry({
+      client: (a) => ({ transport: { limiter: a.limiter }, close: async () => {} }) as unknown as EdgeClient,
+    });
+    const told: string[] = [];
+    r.onUnshared = (ids) => told.push(...ids);
+    r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 60 });
+    r.set('EdgeAccount/u/b', { url: 'https://api', key: 'k', perMinute: 60 });
+    r.mark('EdgeAccount/t/a', false, { state: 'stalled', reason: 'AccountLimit', message: 'over' });
+    expect(told).toEqual(['EdgeAccount/u/b']);
+    expect(r.get('EdgeAccount/u/b')).toBeUndefined();
   });
 });

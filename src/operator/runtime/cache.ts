@@ -1,5 +1,7 @@
 // Look-ups in the informer caches for the engines: any managed object by kind and name, the
 // object behind a remote id, whether an owner still exists, and each kind's view (EngineCache).
+
+import { isResourceId } from '../../api/limits.ts';
 import type { AnyBinding } from './binding.ts';
 import { managedResource } from './constants.ts';
 import type { EngineCache } from './engine/index.ts';
@@ -91,6 +93,8 @@ export class ObjectCache {
    */
   nameIds = (text: string, namespace: string, known?: ReadonlySet<string>): string =>
     text.replace(/\b[a-z]+_[A-Za-z0-9]{8,}\b/g, (id) => {
+      // a field name (`tls_termination`) is no id
+      if (!isResourceId(id)) return id;
       // only objects the asking namespace may see: another tenant's object names stay unsaid
       const o = this.holders(id).find(
         (x) => x.namespace === namespace || this.opts.sharedNamespaces?.includes(x.namespace),

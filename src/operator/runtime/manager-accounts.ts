@@ -12,6 +12,7 @@ import {
   effectiveAccount,
   INSTALLATION,
   mayAdopt,
+  mayHold,
   mayUse,
   type Resolution,
   resolveAccount,
@@ -133,9 +134,18 @@ export class ManagerAccounts {
     return effectiveAccount(
       (obj.status ?? {}) as { id?: string; account?: string },
       resolveAccount(ns, spec?.accountRef, facts),
-      (id) => mayUse(id, ns, facts),
+      (id) => this.mayHold(obj, id),
     );
   };
+
+  /** Whether the object's status may name account `id` (resolve.ts mayHold). */
+  mayHold = (obj: KubeObject, id: string): boolean =>
+    mayHold(
+      id,
+      obj.metadata.namespace ?? '',
+      (obj.spec as { accountRef?: AccountRef } | undefined)?.accountRef,
+      this.ctl!.facts(this.o.accounts.installation),
+    );
 
   /** Whether objects of `namespace` may use account `id` (what status.account may name). */
   mayUse = (id: string, namespace: string): boolean =>
@@ -156,6 +166,7 @@ export class ManagerAccounts {
     return {
       accountOf: this.accountOf,
       mayUse: this.mayUse,
+      mayHold: this.mayHold,
       mayAdopt: this.mayAdopt,
       use: (id, kind, forDelete) => {
         const u = registry.use(id, forDelete);
@@ -184,6 +195,7 @@ export class ManagerAccounts {
       limits: a.limits,
       lookup: (kind, key) => this.o.controllers.get(kind)?.engine.opts.cache.get(key),
       accountOf: this.accountOf,
+      mayHold: this.mayHold,
       wake: (kind, obj) => void this.wake(kind, obj),
       requeue: (kind, key) => {
         const c = this.o.controllers.get(kind);

@@ -16,7 +16,7 @@ import { connect, secretNamespace } from './connect.ts';
 import { KeyHolds } from './key-hold.ts';
 import { type AccountKind, type AccountSpec, accountResource } from './kinds.ts';
 import type { AccountLimits } from './limits.ts';
-import { accountDeleteStep, inUse, UNSETTLED_RECHECK_MS } from './plan.ts';
+import { ACCOUNT_WORKERS, accountDeleteStep, inUse, UNSETTLED_RECHECK_MS } from './plan.ts';
 import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
 import { type AccountFacts, accountFlow, accountId, accountRefKey, type Resolution } from './resolve.ts';
@@ -42,6 +42,8 @@ export interface AccountControllerOptions {
   lookup(kind: string, key: string): KubeObject | undefined;
   /** The account a managed object works with (held or resolved). */
   accountOf(obj: KubeObject): Resolution;
+  /** Whether the object's status may name the account (else it was not written by the operator). */
+  mayHold?(obj: KubeObject, id: string): boolean;
   /** The objects naming an account (`Kind/ns/name`) may go on: it turned Ready or changed. */
   wake(kind: AccountKind, obj: KubeObject): void;
   /** One managed object looks again, read afresh (its namespace's labels changed what it may use). */
@@ -53,13 +55,6 @@ export interface AccountControllerOptions {
 }
 
 type Spec = AccountSpec;
-
-/**
- * Workers for the accounts, and one more for a namespace none of whose accounts is being looked
- * at: a key's proof waits for its account's budget and for the API (up to --api-timeout when it
- * hangs), so one account's probe must not hold every other account's.
- */
-const ACCOUNT_WORKERS = 3;
 
 export class AccountController {
   readonly informers: Informer[];
@@ -187,9 +182,8 @@ export class AccountController {
           if (type === 'delete') {
             void this.o.registry.remove(id);
             // a place under the namespace's account limit may have come free
-            if (kind === 'EdgeAccount')
-              for (const o of this.edgeAccountsIn(obj.metadata.namespace ?? ''))
-                this.queue.add(accountId(kind, o.metadata.namespace, o.metadata.name));
+            for (const o of kind === 'EdgeAccount' ? this.edgeAccountsIn(obj.metadata.namespace ?? '') : [])
+              this.queue.add(accountId(kind, o.metadata.namespace, o.metadata.name));
             // names come and go (a tenant may make and delete accounts in a loop): nothing stays per name
             this.keyProbe.refusedAt.delete(id);
           }
@@ -286,7 +280,9 @@ export class AccountController {
       if (!obj) continue;
       const r = this.o.accountOf(obj);
       const held = (obj.status as { account?: string; id?: string } | undefined)?.account;
-      if (!(r.ok && r.id === id) && held !== id) continue;
+      // a status naming the account counts only where the operator could have written it
+      const forged = held === id && !(this.o.mayHold?.(obj, id) ?? true);
+      if (!(r.ok && r.id === id) && (held !== id || forged)) continue;
       names.push(`${kind} ${key}`);
       if (obj.metadata.finalizers?.includes(FINALIZER)) holding++;
     }

@@ -23,13 +23,14 @@ export function edgeAccountRefusal(
   siblings: KubeObject[],
   limits: AccountLimits,
 ): { reason: 'RateLimitNotAllowed' | 'AccountLimit'; message: string } | undefined {
+  // one being deleted serves its objects' deletes whatever it asks (an upgrade may find it over a bound)
+  if (account.metadata.deletionTimestamp) return undefined;
   const rate = (account.spec as { rateLimitPerMinute?: number } | undefined)?.rateLimitPerMinute;
   if (rate !== undefined && rate > limits.maxRatePerMinute)
     return {
       reason: 'RateLimitNotAllowed',
       message: `spec.rateLimitPerMinute ${rate} is above the ${limits.maxRatePerMinute} a minute the installation allows an EdgeAccount (--max-account-rate-limit, chart value accounts.maxRateLimitPerMinute)`,
     };
-  if (account.metadata.deletionTimestamp) return undefined;
   const live = siblings
     .filter((o) => !o.metadata.deletionTimestamp)
     .sort((a, b) => (age(a) < age(b) ? -1 : 1));

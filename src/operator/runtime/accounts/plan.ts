@@ -23,3 +23,10 @@ export const inUse = (users: { names: string[]; holding: number }): Phase => ({
   reason: 'InUse',
   message: `deleted, but ${users.holding} object(s) still hold remote resources in it (${users.names.slice(0, 3).join(', ')}${users.names.length > 3 ? ', ...' : ''}): it goes once they are gone`,
 });
+
+/**
+ * Workers for the accounts, and one more for a namespace none of whose accounts is being looked
+ * at: a key's proof waits for its account's budget and for the API (up to --api-timeout when it
+ * hangs), so one account's probe must not hold every other account's.
+ */
+export const ACCOUNT_WORKERS = 3;

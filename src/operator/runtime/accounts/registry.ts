@@ -219,7 +219,12 @@ export class AccountRegistry {
 
   /** Whether objects may use the account, and why not. */
   mark(id: string, usable: boolean, phase?: Phase): void {
+    // an account sharing another's entry refuses nothing for it: refused (its limit, its URL,
+    // its Secret), it stops sharing and says why on its own; the key accepted holds for both
+    if (this.aliases.has(id) && !usable) this.aliases.delete(id);
     const e = this.get(id);
+    // the holder refused for what may be its own (its limit, its URL): the others go their own way
+    if (e && !usable && e.id === id) this.unshare(id);
     if (!e) {
       if (!usable && phase) this.refusals.set(id, phase);
       return;

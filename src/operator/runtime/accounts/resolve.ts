@@ -149,6 +149,26 @@ export function mayUse(id: string, namespace: string, facts: AccountFacts): bool
 }
 
 /**
+ * Whether an object's status may name account `id` as the one holding its resource: one its
+ * namespace may use, or the ClusterEdgeAccount its spec.accountRef names (after that account
+ * stops admitting the namespace, the object's delete still goes there; the delete guard keeps
+ * it to the object's own resource). Anything else was not written by the operator.
+ */
+export function mayHold(
+  id: string,
+  namespace: string,
+  ref: AccountRef | undefined,
+  facts: AccountFacts,
+): boolean {
+  if (mayUse(id, namespace, facts)) return true;
+  return (
+    ref?.kind === 'ClusterEdgeAccount' &&
+    id === `ClusterEdgeAccount/${ref.name}` &&
+    !!facts.clusterAccount(ref.name)
+  );
+}
+
+/**
  * Whether objects of `namespace` may adopt, observe or reference by raw id the resources of
  * account `id` that no object of theirs made (made outside the cluster, by another namespace,
  * or by another installation). A shared account is one trust domain: only the namespaces it

@@ -79,7 +79,7 @@ export class Engine implements EngineContext {
     if (!accounts) return this;
     const st = statusOf(obj);
     const ns = obj.metadata.namespace ?? '';
-    const usable = (id: string) => accounts.mayUse(id, ns);
+    const usable = (id: string) => accounts.mayHold(obj, id);
     const held = holdingAccount(st, ns, usable);
     let id: string;
     if (obj.metadata.deletionTimestamp && held) id = held;

@@ -15,7 +15,7 @@ import { type EngineAccounts, statusOf } from './types.ts';
  */
 export function distrustForgedStatus(accounts: EngineAccounts, events: EventRecorder, obj: KubeObject): void {
   const ns = obj.metadata.namespace ?? '';
-  const forged = forgedAccount(statusOf(obj), (id) => accounts.mayUse(id, ns));
+  const forged = forgedAccount(statusOf(obj), (id) => accounts.mayHold(obj, id));
   if (!forged) return;
   events.record(
     obj,

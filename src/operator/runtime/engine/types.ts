@@ -56,8 +56,10 @@ export interface EngineSecrets {
 export interface EngineAccounts {
   /** The account an object works with now (held or resolved; no API request), or why none. */
   accountOf(obj: KubeObject): Resolution;
-  /** Whether objects of the namespace may use the account (status.account is checked against it). */
+  /** Whether objects of the namespace may use the account. */
   mayUse(id: string, namespace: string): boolean;
+  /** Whether the object's status may name the account as holding its resource (else it is forged). */
+  mayHold(obj: KubeObject, id: string): boolean;
   /**
    * Whether objects of the namespace may adopt, observe or reference by raw id the account's
    * resources that no object of their namespace made.
