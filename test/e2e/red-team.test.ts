@@ -284,6 +284,48 @@ describe.skipIf(!!skipReason)('red team: a tenant inside a shared account', () =
     expect(await platformState()).toEqual(before);
   });
 
+  it("a status writer's forged status.id lends no reference or raw id the platform's policy", async () => {
+    const before = await platformState();
+    await bot.create(P, teamA, obj('IPPolicy', teamA, 'decoy', {}));
+    // the decoy's own sync makes it a policy of its own; then its status is pointed at the platform's
+    await until('decoy Ready', P, teamA, 'decoy', ready);
+    await bot.patch(
+      P,
+      teamA,
+      'decoy',
+      { status: { id: platform.policy, account: 'installation' } },
+      'merge',
+      'status',
+    );
+    await bot.create(
+      R,
+      teamA,
+      obj('IPPolicyRule', teamA, 'via-ref', {
+        ipPolicyRef: { name: 'decoy' },
+        cidr: '0.0.0.0/0',
+        action: 'allow',
+      }),
+    );
+    await bot.create(
+      R,
+      teamA,
+      obj('IPPolicyRule', teamA, 'via-id', {
+        ipPolicyID: platform.policy,
+        cidr: '0.0.0.0/0',
+        action: 'allow',
+      }),
+    );
+    // the decoy's next sync refuses the platform's policy as its own; the rules never use it
+    await stalledWith(P, teamA, 'decoy', 'AdoptionNotAllowed');
+    await new Promise((r) => setTimeout(r, 5000));
+    for (const n of ['via-ref', 'via-id']) {
+      const o = await get(R, teamA, n);
+      expect(ready(o), n).toBe(false);
+      expect((o?.status as { id?: string } | undefined)?.id, n).toBeUndefined();
+    }
+    expect(await platformState()).toEqual(before);
+  });
+
   it('the platform namespace (the default of adoptFrom) may adopt what it made through the API', async () => {
     const made = await w.api.ipPolicies.create({ description: 'made through the API' });
     await w.kube.create(

@@ -126,6 +126,19 @@ export class ObjectCache {
     }
   };
 
+  /**
+   * The ids this process's own syncs took as their objects' (`Kind/ns/name` -> id): status is
+   * writable by whoever may write status, so an id another object reads from it (a reference,
+   * a raw id's holder) counts only once a sync here has checked it against the owner marker.
+   */
+  private readonly confirmed = new Map<string, string>();
+  confirm = (kind: string, key: string, id: string | undefined): void => {
+    if (id === undefined) this.confirmed.delete(`${kind}/${key}`);
+    else this.confirmed.set(`${kind}/${key}`, id);
+  };
+  confirmedId = (kind: string, namespace: string, name: string): string | undefined =>
+    this.confirmed.get(`${kind}/${keyAt(namespace, name)}`);
+
   /** An object in another namespace managing this id, unless that namespace is shared. */
   managedElsewhere = (id: string, ns: string): Named | undefined =>
     this.holders(id).find((o) => o.namespace !== ns && !this.opts.sharedNamespaces?.includes(o.namespace));
@@ -155,6 +168,8 @@ export class ObjectCache {
       },
       managedElsewhere: this.managedElsewhere,
       managerOf: this.managerOf,
+      confirm: (key, id) => this.confirm(kind, key, id),
+      confirmedId: this.confirmedId,
       get: (key) => {
         for (const i of informers) {
           const o = i.get(key);

@@ -135,6 +135,7 @@ export class Engine implements EngineContext {
   /** Drops what is kept for an object that is gone. */
   drop(key: string): void {
     this.memos.drop(key);
+    this.opts.cache.confirm?.(key, undefined);
   }
 
   /** `onWait`: told when a call of this run has to wait for the account's budget (see runWorker). */
@@ -143,7 +144,7 @@ export class Engine implements EngineContext {
     const resetsAtStart = this.memos.peek(key)?.resets ?? 0;
     const cached = this.opts.cache.get(key);
     if (!cached) {
-      this.memos.drop(key);
+      this.drop(key);
       return {};
     }
     // most reconciles find nothing to do (the watch event of this process's own write, a
@@ -204,7 +205,7 @@ export class Engine implements EngineContext {
       const memo = this.memos.peek(key);
       if (memo?.running === cell) memo.running = undefined;
       // gone while this ran (its delete event kept the memo for this run only)
-      if (!this.opts.cache.get(key)) this.memos.drop(key);
+      if (!this.opts.cache.get(key)) this.drop(key);
     });
   }
 
@@ -254,6 +255,8 @@ export class Engine implements EngineContext {
       ...{ ownerState, applied, conflict, finalizer, mayAdopt: ctx.mayAdopt },
     });
     if (d.action === 'stall') return fromStall(d);
+    // the resource's marker is checked (its own, or one the namespace may take): others may use its id
+    if ('id' in d) ctx.opts.cache.confirm?.(key, d.id);
     const remote = await this.write(ctx, obj, want, d, seen, applied ?? statusOf(obj).secretDigests);
     const digests = digestsOf(binding, want.modules, opts.digestKey, obj.metadata.namespace ?? '');
     await report.reportSynced(ctx, obj, { remote, want, digests, requested, resetsAtStart });

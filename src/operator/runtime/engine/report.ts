@@ -28,6 +28,8 @@ const NOTEWORTHY = new Set([...WAITS, 'APIUnavailable', 'DeleteFailed']);
 export function remember(ctx: EngineContext, key: string, resetsAtStart: number, value: LastSync): void {
   const m = ctx.memos.of(key);
   if (m.resets === resetsAtStart) m.last = value;
+  // a sync took this id as the object's own: others may take it from its status now
+  if (value.id !== undefined) ctx.opts.cache.confirm?.(key, value.id);
 }
 
 /**

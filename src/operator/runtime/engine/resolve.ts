@@ -67,6 +67,9 @@ function checkRawIds(ctx: EngineContext, obj: KubeObject): Failure | undefined {
       );
     // an id another account's object holds is unknown to this account's key (it would answer 404)
     const holder = cache.managerOf(id);
+    // a holder known only from its status (writable by a status writer) proves nothing yet
+    if (holder && cache.confirmedId && cache.confirmedId(holder.kind, holder.namespace, holder.name) !== id)
+      return unconfirmed(`${path}: ${id} (${holder.kind} ${holder.name})`);
     // one no object here holds: made outside the cluster (or by another installation)
     if (!holder && ctx.mayAdopt === false && isReachableId(id))
       return stalled('AdoptionNotAllowed', adoptionMessage(`${path}: ${id} is no object's of this cluster`));
@@ -96,6 +99,20 @@ function checkAdoptedId(ctx: EngineContext, obj: KubeObject): Failure | undefine
   // as plan.ts says it of a marked resource: the same words whichever way it is known
   return stalled('OwnedElsewhere', `${id} is managed by an object in another namespace; not taking it over`);
 }
+
+/** How soon a reference to an object not synced here yet (after a start) is looked at again. */
+const UNCONFIRMED_RECHECK_MS = 2000;
+
+/** A reference whose id no sync here has checked yet: wait for it. */
+const unconfirmed = (what: string): Failure =>
+  failure(
+    {
+      state: 'progressing',
+      reason: 'WaitingForReference',
+      message: `waiting for ${what} to be in sync: its id is used once the operator has checked it`,
+    },
+    { requeueAfterMs: UNCONFIRMED_RECHECK_MS },
+  );
 
 /** A reference never crosses accounts: a route of account A never points at a backend of account B. */
 function sameAccount(ctx: EngineContext, target: KubeObject, what: string): Failure | undefined {
@@ -160,6 +177,11 @@ function resolveReferences(ctx: EngineContext, obj: KubeObject, spec: Spec): Map
     const crossed = target && sameAccount(ctx, target, `${r.path}: ${r.kind} ${r.name}`);
     if (crossed) return crossed;
     const id = (target?.status as Status | undefined)?.id;
+    // an id in status that no sync here took as the object's own is not used (a status writer
+    // could point it at a resource of the account nobody here made): wait for that sync
+    const cache = ctx.opts.cache;
+    if (id && cache.confirmedId && cache.confirmedId(r.kind, obj.metadata.namespace!, r.name) !== id)
+      return unconfirmed(`${r.path}: ${r.kind} ${r.name}`);
     // a referenced object being deleted keeps its remote resource while this one uses it
     // (it waits as InUse), so its id still serves
     if (!id) {

@@ -29,6 +29,10 @@ export interface EngineCache {
   referrersOf(kind: string, namespace: string, name: string): string[];
   /** The object whose status holds this remote id, in any namespace. */
   managerOf(id: string): { kind: string; namespace: string; name: string } | undefined;
+  /** This kind's object `key` took `id` as its own in a sync here (undefined: forget it). */
+  confirm?(key: string, id: string | undefined): void;
+  /** The id a sync here took as the object's own (status alone proves nothing), if any. */
+  confirmedId?(kind: string, namespace: string, name: string): string | undefined;
   /** Names the Kubernetes objects behind remote ids in a message. */
   nameIds(text: string, namespace: string, known?: ReadonlySet<string>): string;
   /**
