@@ -425,6 +425,36 @@ describe.skipIf(!!skipReason)('red team: a tenant inside a shared account', () =
     expect(condition(await get(EA, teamA, 'a5'), 'Stalled')?.reason).toBe('AccountLimit');
   });
 
+  it('accounts on one key share one budget: their requests count under one account, no 429 of their own', async () => {
+    await w.kube.create(SECRETS, teamB, { metadata: { name: 'same-key' }, stringData: { 'api-key': KEY_B } });
+    for (const n of ['k1', 'k2'])
+      await w.kube.create(EA, teamB, {
+        apiVersion: 'edge.tunnel.dev/v1alpha1',
+        kind: 'EdgeAccount',
+        metadata: { name: n, namespace: teamB },
+        spec: { apiKeySecretRef: { name: 'same-key', key: 'api-key' } },
+      });
+    for (const n of ['k1', 'k2']) await until(`${n} Ready`, EA, teamB, n, ready);
+    for (const [i, n] of ['k1', 'k2', 'k1', 'k2'].entries())
+      await w.kube.create(
+        P,
+        teamB,
+        obj('IPPolicy', teamB, `on-${n}-${i}`, { accountRef: { kind: 'EdgeAccount', name: n } }),
+      );
+    for (const [i, n] of ['k1', 'k2', 'k1', 'k2'].entries())
+      await until(`on-${n}-${i} Ready`, P, teamB, `on-${n}-${i}`, ready);
+    const metrics = await (await fetch(op.metricsUrl)).text();
+    const series = (account: string) =>
+      metrics
+        .split('\n')
+        .filter((l) => l.startsWith('edge_api_requests_total') && l.includes(`account="${account}"`));
+    // the first account on the key (the platform's b-only) holds the one client and budget
+    expect(series(`ClusterEdgeAccount/${bOnly}`).length).toBeGreaterThan(0);
+    expect(series(`EdgeAccount/${teamB}/k1`)).toEqual([]);
+    expect(series(`EdgeAccount/${teamB}/k2`)).toEqual([]);
+    expect(w.emu.counters.of('b').snapshot()['ipPolicies.create 201']).toBeGreaterThanOrEqual(5);
+  });
+
   it('admission refuses an empty namespaceSelector and an apiURL with whitespace, naming the field', async () => {
     const refused = (spec: Record<string, unknown>) =>
       w.kube

@@ -26,13 +26,21 @@ export interface Failure {
   readonly outcome: Outcome;
   /** How long a new object may wait like this before its status says so. */
   readonly quietMs: number;
+  /** A Ready object waits this quietly too (a wait that follows every start, not a change of its own). */
+  readonly quietWhenReady?: boolean;
 }
 
-export const failure = (phase: Phase, outcome: Outcome = {}, quietMs = QUIET_WAIT_MS): Failure => ({
+export const failure = (
+  phase: Phase,
+  outcome: Outcome = {},
+  quietMs = QUIET_WAIT_MS,
+  quietWhenReady?: boolean,
+): Failure => ({
   failed: true,
   phase,
   outcome,
   quietMs,
+  ...(quietWhenReady ? { quietWhenReady } : {}),
 });
 
 /** A stall: tried again when the spec changes or at the next resync (or `outcome`). */

@@ -134,9 +134,11 @@ export function failureReport(
     st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
   )
     return { action: 'keep' };
-  if (WAITS.has(err.phase.reason) && !st?.conditions) {
+  const ready = st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+  if (WAITS.has(err.phase.reason) && (!st?.conditions || (err.quietWhenReady && ready))) {
     const left = err.quietMs - (now - waitingSince);
-    if (left > 0) return { action: 'quiet', requeueAfterMs: left };
+    if (left > 0)
+      return { action: 'quiet', requeueAfterMs: Math.min(left, err.outcome.requeueAfterMs ?? left) };
   }
   return { action: 'write' };
 }

@@ -112,6 +112,9 @@ const unconfirmed = (what: string): Failure =>
       message: `waiting for ${what} to be in sync: its id is used once the operator has checked it`,
     },
     { requeueAfterMs: UNCONFIRMED_RECHECK_MS },
+    // after a start every reference waits so for its target's first sync: no condition moves
+    QUIET_WAIT_FOR_PROGRESS_MS,
+    true,
   );
 
 /** A reference never crosses accounts: a route of account A never points at a backend of account B. */
