@@ -111,3 +111,16 @@ export async function metric(
     plain + sumMetric(all, name, (l) => Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)))
   );
 }
+
+/** A client of the test control plane acting as `user` (impersonation: RBAC and admission as theirs). */
+export function impersonating(user: string): Kube {
+  const target = kubeconfigTarget(kubeconfig);
+  return new Kube({
+    server: target.server,
+    context: target.context,
+    auth: async () => {
+      const a = await target.auth();
+      return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
+    },
+  });
+}

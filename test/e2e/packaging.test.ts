@@ -17,7 +17,16 @@ import { Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kub
 import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
 import { renderBase } from '../packaging/render-base.ts';
 import { imageEnv } from '../support/operator.ts';
-import { kubeconfig, NAMESPACES, res, skipReason, type World, waitFor, world } from './harness.ts';
+import {
+  impersonating,
+  kubeconfig,
+  NAMESPACES,
+  res,
+  skipReason,
+  type World,
+  waitFor,
+  world,
+} from './harness.ts';
 
 const bin = (name: string) => join(cacheDir(), 'bin', name);
 const haveTools = existsSync(bin('helm')) && existsSync(bin('kustomize')) && existsSync(bin('actionlint'));
@@ -61,19 +70,6 @@ const networkPolicies = (objs: KubeObject[]) =>
   objs
     .filter((o) => o.kind === 'NetworkPolicy')
     .map((o) => (o as unknown as { spec: NetworkPolicySpec }).spec);
-
-/** A client of the test control plane acting as `user` (impersonation: RBAC and admission as theirs). */
-function impersonating(user: string): Kube {
-  const target = kubeconfigTarget(kubeconfig);
-  return new Kube({
-    server: target.server,
-    context: target.context,
-    auth: async () => {
-      const a = await target.auth();
-      return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
-    },
-  });
-}
 
 /** Server-side dry run of rendered manifests (the chart's NetworkPolicy too). */
 const dryRun = (kube: Kube, objs: KubeObject[], namespace: string) =>

@@ -10,12 +10,11 @@ import { parse } from 'yaml';
 import { collect, createClient } from '../../src/api/client.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
-import { Kube, type KubeObject } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import type { Kube, KubeObject } from '../../src/operator/runtime/kube.ts';
 import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
 import {
   condition,
-  kubeconfig,
+  impersonating,
   NAMESPACES,
   type OperatorProcess,
   obj,
@@ -37,19 +36,6 @@ const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const EVENTS = { group: '', version: 'v1', plural: 'events' };
 const RBAC = (plural: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural });
 const KEY_B = 'key-of-the-b-only-account';
-
-/** A client of the test control plane acting as `user`: RBAC and admission as theirs. */
-function as(user: string): Kube {
-  const target = kubeconfigTarget(kubeconfig);
-  return new Kube({
-    server: target.server,
-    context: target.context,
-    auth: async () => {
-      const a = await target.auth();
-      return { ...a, headers: { ...a.headers, 'Impersonate-User': user } };
-    },
-  });
-}
 
 /** The chart's tenant role as it ships: every namespaced kind of the group (files/crds), no status. */
 function tenantRules(): object[] {
@@ -155,8 +141,8 @@ describe.skipIf(!!skipReason)('red team: a tenant inside a shared account', () =
         subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }],
         roleRef: { kind: 'ClusterRole', name: `${stamp}-${role}`, apiGroup: 'rbac.authorization.k8s.io' },
       });
-    alice = as(tenant);
-    bot = as(statusWriter);
+    alice = impersonating(tenant);
+    bot = impersonating(statusWriter);
     // a platform account that admits team-b only, on a key of its own
     await w.kube.create(SECRETS, w.ns, { metadata: { name: 'b-key' }, stringData: { 'api-key': KEY_B } });
     await w.kube.create(CEA, undefined, {

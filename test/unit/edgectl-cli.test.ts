@@ -1,15 +1,13 @@
 // edgectl as a tool at the terminal: its version in one place (--version, `edgectl version`, the
-// operator's build-info metric), the operator's version read from its Deployment, --context and
+// operator's build-info metric), how a Deployment's version is read, --context and
 // --kubeconfig on the commands that talk to a cluster, completion scripts derived from the
 // command tree (run in bash, and in zsh and fish where they are installed), and the Node check
 // that comes before anything an older Node cannot load.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describeOperator, imageTag, OPERATOR_SELECTOR } from '../../src/cli/commands/version.ts';
+import { describe, expect, it } from 'vitest';
+import { describeOperator, imageTag } from '../../src/cli/commands/version.ts';
 import { completionScript, SHELLS } from '../../src/cli/completion.ts';
 import { EXIT } from '../../src/cli/io.ts';
 import { NODE_REQUIRED, nodeTooOld } from '../../src/cli/node-check.ts';
@@ -32,27 +30,6 @@ async function edgectl(...args: string[]) {
   return { code, out: io.outText(), err: io.errText() };
 }
 
-/** A stand-in API server answering the Deployments list; what it was asked is kept. */
-interface FakeApi {
-  url: string;
-  asked: string[];
-  answer: (req: IncomingMessage, res: ServerResponse) => void;
-  server: Server;
-}
-async function fakeApi(answer: FakeApi['answer']): Promise<FakeApi> {
-  const api: FakeApi = { url: '', asked: [], answer, server: undefined as unknown as Server };
-  api.server = createServer((req, res) => {
-    api.asked.push(`${req.method} ${req.url} ${req.headers.authorization ?? ''}`);
-    api.answer(req, res);
-  });
-  await new Promise<void>((r) => api.server.listen(0, '127.0.0.1', r));
-  api.url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
-  return api;
-}
-const json = (res: ServerResponse, status: number, body: unknown) => {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
-};
 const deployment = (namespace: string, name: string, image: string, labels: Record<string, string> = {}) => ({
   metadata: { namespace, name, labels: { 'app.kubernetes.io/name': 'edge-operator', ...labels } },
   spec: { template: { spec: { containers: [{ name: 'operator', image, args: ['operator'] }] } } },
@@ -105,87 +82,8 @@ describe('the version, in one place', () => {
   });
 });
 
+// the version read from a real API server's Deployment: test/e2e/version.test.ts
 describe("edgectl version: the operator's version from its Deployment", () => {
-  let prod: FakeApi;
-  let staging: FakeApi;
-  let config: string;
-  beforeAll(async () => {
-    prod = await fakeApi((_req, res) =>
-      json(res, 200, {
-        items: [
-          deployment('edge-system', 'edge-operator', 'ghcr.io/edge-operator/edge-operator:0.2.0', {
-            'app.kubernetes.io/version': '0.1.0',
-          }),
-          deployment('team-a', 'edge-operator', 'registry.local:5000/edge-operator@sha256:abc', {
-            'app.kubernetes.io/version': '0.1.0',
-          }),
-        ],
-      }),
-    );
-    staging = await fakeApi((_req, res) => json(res, 200, { kind: 'DeploymentList', items: null }));
-    config = kubeconfig(prod.url, staging.url);
-  });
-  afterAll(() => {
-    for (const api of [prod, staging]) {
-      api.server.closeAllConnections();
-      api.server.close();
-    }
-  });
-
-  it("reads the image's tag (else the version label) of each Deployment labelled as the chart labels it", async () => {
-    const r = await edgectl('version', '--kubeconfig', config);
-    expect(r.err).toBe('');
-    expect(r.code).toBe(EXIT.ok);
-    expect(r.out.split('\n')).toEqual([
-      `client: ${pkg.version} (node ${process.versions.node})`,
-      'operator: 0.2.0 (edge-system/edge-operator, image ghcr.io/edge-operator/edge-operator:0.2.0, 1/2 ready)',
-      'operator: 0.1.0 (team-a/edge-operator, image registry.local:5000/edge-operator@sha256:abc, 1/2 ready)',
-      '',
-    ]);
-    // one read-only request, in every namespace, by label, with the current context's token
-    expect(prod.asked).toEqual([
-      `GET /apis/apps/v1/deployments?${new URLSearchParams({ labelSelector: OPERATOR_SELECTOR, limit: '100' })} Bearer prod-token`,
-    ]);
-  });
-
-  it('--context selects the cluster and the user, -n the namespace; none there is "operator: not found"', async () => {
-    const r = await edgectl('version', '--kubeconfig', config, '--context', 'staging', '-n', 'edge-system');
-    expect(r.code).toBe(EXIT.ok);
-    expect(r.out).toBe(
-      `client: ${pkg.version} (node ${process.versions.node})\noperator: not found (no Deployment labelled ${OPERATOR_SELECTOR} in namespace edge-system of ${staging.url})\n`,
-    );
-    expect(staging.asked.at(-1)).toMatch(
-      /^GET \/apis\/apps\/v1\/namespaces\/edge-system\/deployments\?labelSelector=.* Bearer staging-token$/,
-    );
-  });
-
-  it('a refusal or a cluster out of reach is "operator: not found" and why, exit 0', async () => {
-    const denied = await fakeApi((_req, res) =>
-      json(res, 403, { kind: 'Status', reason: 'Forbidden', message: 'deployments.apps is forbidden' }),
-    );
-    try {
-      const r = await edgectl('version', '--kubeconfig', kubeconfig(denied.url, 'http://127.0.0.1:1'));
-      expect(r.code).toBe(EXIT.ok);
-      expect(r.out.split('\n')[1]).toBe(
-        'operator: not found (not allowed to list Deployments in every namespace: give -n <namespace>)',
-      );
-      const down = await edgectl(
-        'version',
-        '--kubeconfig',
-        kubeconfig(denied.url, 'http://127.0.0.1:1'),
-        '--context',
-        'staging',
-      );
-      expect(down.code).toBe(EXIT.ok);
-      expect(down.out.split('\n')[1]).toMatch(
-        /^operator: not found \(http:\/\/127\.0\.0\.1:1: .*ECONNREFUSED/,
-      );
-    } finally {
-      denied.server.closeAllConnections();
-      denied.server.close();
-    }
-  });
-
   it('the version of a Deployment: a version tag first, else the label, else the tag', () => {
     expect(imageTag('ghcr.io/edge-operator/edge-operator:0.2.0')).toBe('0.2.0');
     expect(imageTag('localhost:5000/edge-operator')).toBeUndefined();

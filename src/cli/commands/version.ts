@@ -10,7 +10,10 @@ const DEPLOYMENTS = { group: 'apps', version: 'v1', plural: 'deployments' };
 const TIMEOUT_MS = 10_000;
 
 interface Deployment extends KubeObject {
-  spec?: { template?: { spec?: { containers?: { name?: string; image?: string; args?: string[] }[] } } };
+  spec?: {
+    replicas?: number;
+    template?: { spec?: { containers?: { name?: string; image?: string; args?: string[] }[] } };
+  };
   status?: { replicas?: number; readyReplicas?: number };
 }
 
@@ -37,7 +40,8 @@ export function describeOperator(d: Deployment): string {
   const where = [
     `${d.metadata.namespace}/${d.metadata.name}`,
     ...(c?.image ? [`image ${c.image}`] : []),
-    `${d.status?.readyReplicas ?? 0}/${d.status?.replicas ?? 0} ready`,
+    // the replicas asked for: status counts only what a controller has made so far
+    `${d.status?.readyReplicas ?? 0}/${d.spec?.replicas ?? d.status?.replicas ?? 0} ready`,
   ];
   return `operator: ${version} (${where.join(', ')})`;
 }
