@@ -318,5 +318,5 @@ async function planDelete(env: PlanEnv, ctx: EngineContext, obj: KubeObject): Pr
     return { action: 'refuse', id: d.id, reason: guard.reason, message: guard.message };
   if (guard.action === 'gone')
     return { action: 'delete', id: d.id, message: `${d.id} no longer exists: only the object goes` };
-  return { action: 'delete', id: d.id, message: `delete ${d.id}` };
+  return { action: 'delete', id: d.id, message: 'being deleted: its remote resource goes with it' };
 }

@@ -1,12 +1,10 @@
 // edgectl plan's pure part: the engine's decisions described (a create's body, an update's
 // fields, a refusal), the exit code of a whole plan, and the text and JSON it prints.
 import { describe, expect, it } from 'vitest';
-import { createClient, type EdgeClient } from '../../src/api/client.ts';
 import { renderPlan, renderPlanJson } from '../../src/cli/plan-output.ts';
 import { HTTPSEdgeRoute } from '../../src/operator/kinds/https-edge-route.ts';
 import { IPPolicy } from '../../src/operator/kinds/ip-policy.ts';
 import { IPPolicyRule } from '../../src/operator/kinds/ip-policy-rule.ts';
-import { preview } from '../../src/operator/preview.ts';
 import { withDefaults } from '../../src/operator/preview-cache.ts';
 import {
   changesOf,
@@ -19,9 +17,7 @@ import {
   summaryOf,
 } from '../../src/operator/preview-entry.ts';
 import { describeSync } from '../../src/operator/preview-plan.ts';
-import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import type { Remote, Wanted } from '../../src/operator/runtime/engine/index.ts';
-import { type Kube, KubeError, type KubeObject, type ResourcePath } from '../../src/operator/runtime/kube.ts';
 
 const entry = (action: PlanAction, more: Partial<PlanEntry> = {}): PlanEntry => ({
   kind: 'IPPolicy',
@@ -224,167 +220,5 @@ describe('the printed plan', () => {
       notes: ['a note'],
     });
     expect(renderPlanJson(plan, ['a note'])).toBe(renderPlanJson(plan, ['a note']));
-  });
-});
-
-/** A cluster that answers GET and LIST only, from these objects (by plural), refusing some reads (403). */
-function fakeKube(objects: Record<string, KubeObject[]>, forbidden: string[] = []) {
-  const calls: string[] = [];
-  const at = (r: ResourcePath, ns?: string, name?: string) => `${r.plural}/${ns ?? ''}/${name ?? ''}`;
-  const kube = {
-    server: 'https://fake',
-    calls,
-    async get(r: ResourcePath, ns: string | undefined, name: string) {
-      calls.push(`GET ${at(r, ns, name)}`);
-      if (forbidden.includes(at(r, ns, name))) throw new KubeError(403, 'forbidden');
-      const o = (objects[r.plural] ?? []).find(
-        (x) => x.metadata.name === name && x.metadata.namespace === ns,
-      );
-      if (!o) throw new KubeError(404, 'not found');
-      return o;
-    },
-    async list(r: ResourcePath, ns?: string) {
-      calls.push(`LIST ${at(r, ns)}`);
-      return {
-        metadata: { resourceVersion: '1' },
-        items: (objects[r.plural] ?? []).filter((x) => !ns || x.metadata.namespace === ns),
-      };
-    },
-  };
-  return kube;
-}
-
-const policy = (ns: string, name: string, more: Partial<KubeObject> = {}): KubeObject => ({
-  apiVersion: 'edge.tunnel.dev/v1alpha1',
-  kind: 'IPPolicy',
-  metadata: { name, namespace: ns, uid: `uid-${name}`, ...more.metadata },
-  spec: { ...more.spec },
-  ...(more.status && { status: more.status }),
-});
-const ruleOf = (name: string, policyName: string): KubeObject => ({
-  apiVersion: 'edge.tunnel.dev/v1alpha1',
-  kind: 'IPPolicyRule',
-  metadata: { name, namespace: 'team' },
-  spec: { ipPolicyRef: { name: policyName }, cidr: '192.0.2.0/24', action: 'allow' },
-});
-
-describe('preview, against a cluster that only answers reads', () => {
-  const installation = (client: () => EdgeClient) => ({
-    enabled: true,
-    adoptFrom: [],
-    namespace: 'edge-system',
-    url: 'http://127.0.0.1:9',
-    perMinute: 120,
-    client,
-  });
-
-  it('an object of an account whose key Secret the caller may not read: refused KeySecretForbidden, exit 1, and nothing but reads', async () => {
-    const kube = fakeKube(
-      {
-        edgeaccounts: [
-          {
-            apiVersion: 'edge.tunnel.dev/v1alpha1',
-            kind: 'EdgeAccount',
-            metadata: { name: 'team-key', namespace: 'team' },
-            spec: { apiKeySecretRef: { name: 'edge-key', key: 'key' } },
-          },
-        ],
-      },
-      ['secrets/team/edge-key'],
-    );
-    const { entries } = await preview({
-      kube: kube as unknown as Kube,
-      objects: [policy('team', 'corp', { spec: { accountRef: { kind: 'EdgeAccount', name: 'team-key' } } })],
-      clusterId: 'c1',
-      sharedNamespaces: [],
-      installation: installation(() => {
-        throw new Error('the installation account is not this object’s');
-      }),
-    });
-    expect(entries).toEqual([
-      {
-        kind: 'IPPolicy',
-        namespace: 'team',
-        name: 'corp',
-        action: 'refuse',
-        account: 'EdgeAccount/team/team-key',
-        reason: 'KeySecretForbidden',
-        message:
-          "EdgeAccount team/team-key: Secret team/edge-key, key key: you may not read it (edgectl plan reads an account's key with your own Kubernetes rights)",
-      },
-    ]);
-    expect(exitCodeOf(entries)).toBe(1);
-    expect(kube.calls.every((c) => /^(GET|LIST) /.test(c))).toBe(true);
-  });
-
-  it('a reference to an object the files create shows its placeholder; to one that would be refused, the referrer waits', async () => {
-    const kube = fakeKube({
-      ippolicies: [policy('other', 'theirs', { status: { id: 'ipp_theirs0000' } })],
-    });
-    const api = createClient({ baseUrl: 'http://127.0.0.1:9', apiKey: 'k', rateLimitPerMinute: 120 });
-    const { entries } = await preview({
-      kube: kube as unknown as Kube,
-      objects: [
-        policy('team', 'bad', {
-          metadata: { name: 'bad', annotations: { [ID_ANNOTATION]: 'ipp_theirs0000' } },
-        }),
-        ruleOf('r-bad', 'bad'),
-        policy('team', 'good'),
-        ruleOf('r-good', 'good'),
-      ],
-      clusterId: 'c1',
-      sharedNamespaces: [],
-      installation: installation(() => api),
-    });
-    expect(entries.map((e) => [e.name, e.action, e.reason])).toEqual([
-      ['bad', 'refuse', 'OwnedElsewhere'],
-      ['r-bad', 'wait', 'WaitingForReference'],
-      ['good', 'create', undefined],
-      ['r-good', 'create', undefined],
-    ]);
-    expect(entries[3]!.body).toMatchObject({ ip_policy_id: '<id of IPPolicy/good>' });
-    expect(exitCodeOf(entries)).toBe(1);
-  });
-});
-
-describe('preview: an adoption by id annotation', () => {
-  it('one GET for the id; a rule of the files referencing the adopted policy gets its id', async () => {
-    const gets: string[] = [];
-    const api = {
-      ipPolicies: {
-        get: async (id: string) => {
-          gets.push(id);
-          return { id, uri: `https://api/ip_policies/${id}`, description: 'made by hand', metadata: '' };
-        },
-      },
-      close: async () => {},
-    } as unknown as EdgeClient;
-    const { entries } = await preview({
-      kube: fakeKube({}) as unknown as Kube,
-      objects: [
-        policy('team', 'outside', {
-          metadata: { name: 'outside', annotations: { [ID_ANNOTATION]: 'ipp_outside000' } },
-          spec: { description: 'made by hand' },
-        }),
-        ruleOf('r-outside', 'outside'),
-      ],
-      clusterId: 'c1',
-      sharedNamespaces: [],
-      installation: {
-        enabled: true,
-        adoptFrom: ['team'],
-        namespace: 'edge-system',
-        perMinute: 120,
-        client: () => api,
-      },
-    });
-    expect(entries.map((e) => [e.name, e.action, e.id])).toEqual([
-      ['outside', 'adopt', 'ipp_outside000'],
-      ['r-outside', 'create', undefined],
-    ]);
-    // equal to the spec but for the owner marker, written with the first real write: no change
-    expect(entries[0]!.changes).toEqual([]);
-    expect(entries[1]!.body).toMatchObject({ ip_policy_id: 'ipp_outside000' });
-    expect(gets).toEqual(['ipp_outside000']);
   });
 });
