@@ -5,12 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { accessNeeded, awaitingIn } from '../../src/operator/runtime/access.ts';
 import { KeyHolds, keyNeeded } from '../../src/operator/runtime/accounts/key-hold.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
-import {
-  ACCESS_FINALIZER,
-  KEY_FINALIZER,
-  keepHold,
-  withFinalizer,
-} from '../../src/operator/runtime/holds.ts';
+import { finalizersWith } from '../../src/operator/runtime/finalizer.ts';
+import { ACCESS_FINALIZER, KEY_FINALIZER, keepHold } from '../../src/operator/runtime/holds.ts';
 import { type Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
 
 /** One Secret behind an API server that takes a few milliseconds per request, with resourceVersions. */
@@ -73,7 +69,7 @@ describe('key holds keep nothing for accounts that are gone', () => {
   });
 });
 
-describe('withFinalizer', () => {
+describe('finalizersWith', () => {
   it.each([
     { current: undefined, hold: true, out: [ACCESS_FINALIZER] },
     { current: [], hold: true, out: [ACCESS_FINALIZER] },
@@ -84,7 +80,7 @@ describe('withFinalizer', () => {
     { current: ['other'], hold: false, out: undefined },
     { current: undefined, hold: false, out: undefined },
   ])('$current, hold $hold: $out', ({ current, hold, out }) => {
-    expect(withFinalizer(current, ACCESS_FINALIZER, hold)).toEqual(out);
+    expect(finalizersWith(current, ACCESS_FINALIZER, hold)).toEqual(out);
   });
 });
 

@@ -9,19 +9,13 @@
 // edge objects, which is what watchNamespaces exists to avoid.
 import type { Logger } from 'pino';
 import { GROUP } from './constants.ts';
+import { finalizersWith } from './finalizer.ts';
 import { isConflict, isKubeNotFound, type Kube, type KubeObject, type ResourcePath } from './kube.ts';
 
 /** On an EdgeAccount's key Secret while objects hold remote resources through the account. */
 export const KEY_FINALIZER = `${GROUP}/key-in-use`;
 /** On the operator's RoleBinding in a watched namespace while something there awaits the operator. */
 export const ACCESS_FINALIZER = `${GROUP}/operator-access`;
-
-/** The finalizers once `f` is held (or released); undefined when that changes nothing. */
-export function withFinalizer(current: string[] | undefined, f: string, hold: boolean): string[] | undefined {
-  const list = current ?? [];
-  if (list.includes(f) === hold) return undefined;
-  return hold ? [...list, f] : list.filter((x) => x !== f);
-}
 
 /**
  * Whether a hold stays. While running: exactly while needed. On shutdown: only in a namespace
@@ -102,7 +96,7 @@ export class Holds {
         this.known.set(key, false);
         return;
       }
-      const next = withFinalizer(obj.metadata.finalizers, this.o.finalizer, hold);
+      const next = finalizersWith(obj.metadata.finalizers, this.o.finalizer, hold);
       if (next) {
         try {
           await this.o.kube.patch(this.o.resource, ns, name, {

@@ -1,12 +1,12 @@
 // An account's connection: its URL checked against the allow-list, its limits, its key read
 // from its Secret and proved with one cheap request, its client in the registry. A refusal is
-// an AccountProblem the reconciler turns into the account's status.
+// a value (AccountFailure) the reconciler's plan turns into the account's status.
 import type { Logger } from 'pino';
 import { isKubeNotFound, type Kube, KubeError, type KubeObject } from '../kube.ts';
 import { secretValue } from '../secrets.ts';
 import type { AccountKind, AccountSpec } from './kinds.ts';
 import { type AccountLimits, edgeAccountRefusal } from './limits.ts';
-import { AccountProblem, type KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
+import { type Connected, failed, type KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
 import { normalizeUrl, urlAllowed } from './resolve.ts';
 
@@ -37,26 +37,29 @@ export interface ConnectDeps {
   secretNamespace(kind: AccountKind, account: KubeObject): string;
 }
 
-/** The account's client from its Secret and URL; one cheap request when the key is new. */
+/**
+ * The account's client from its Secret and URL; one cheap request when the key is new. Why it
+ * cannot serve is a value; only an unexpected error (the API server's, the network's) is thrown.
+ */
 export async function connect(
   d: ConnectDeps,
   id: string,
   kind: AccountKind,
   obj: KubeObject,
-): Promise<string> {
+): Promise<Connected> {
   const spec = obj.spec as unknown as Spec;
   const { installation } = d;
   const url = spec.apiURL ?? installation.url;
   if (!url)
-    throw stalled('APIURLNotAllowed', 'no spec.apiURL, and the operator has no --api-url to default to');
+    return stalled('APIURLNotAllowed', 'no spec.apiURL, and the operator has no --api-url to default to');
   // new URL() forgives what the client does not (a trailing space): said here, not retried for ever
   if (!normalizeUrl(url) || /\s/.test(url))
-    throw stalled(
+    return stalled(
       'APIURLInvalid',
       `spec.apiURL ${JSON.stringify(url)} is not an http(s) URL without whitespace, credentials, query or fragment`,
     );
   if (!urlAllowed(url, installation.url, d.allowedUrls))
-    throw stalled(
+    return stalled(
       'APIURLNotAllowed',
       `spec.apiURL ${url} is not the operator's API URL nor one the installation allows (--account-api-urls, chart value accounts.allowedAPIURLs)`,
     );
@@ -66,7 +69,7 @@ export async function connect(
       ? edgeAccountRefusal(obj, d.edgeAccountsIn(obj.metadata.namespace ?? ''), limits)
       : undefined;
   // no client is made for it: nothing is held for an account beyond the limit
-  if (over) throw new AccountProblem({ state: 'stalled', ...over }, LIMIT_RECHECK_MS);
+  if (over) return failed({ state: 'stalled', ...over }, LIMIT_RECHECK_MS);
   const ref = spec.apiKeySecretRef;
   const ns = d.secretNamespace(kind, obj);
   const where = `Secret ${ns}/${ref.name}, key ${ref.key}`;
@@ -77,7 +80,7 @@ export async function connect(
     // the operator may not read it (a ClusterEdgeAccount's Secret outside watchNamespaces):
     // a condition that says so, not an account with no status at all
     if (err instanceof KubeError && err.status === 403)
-      throw stalled(
+      return stalled(
         'KeySecretForbidden',
         `${where}: the operator may not read it (with watchNamespaces, a ClusterEdgeAccount's Secret must be in a watched namespace)`,
       );
@@ -87,14 +90,14 @@ export async function connect(
   const data = secretValue(secret, ref.key);
   if (data === undefined) {
     // being deleted with its Secret in the same sweep: the key in memory serves its objects' deletes
-    if (obj.metadata.deletionTimestamp && entry?.usable) return entry.url;
-    throw stalled('KeySecretNotFound', secret ? `${where}: no such key` : `${where}: Secret not found`);
+    if (obj.metadata.deletionTimestamp && entry?.usable) return { ok: true, url: entry.url };
+    return stalled('KeySecretNotFound', secret ? `${where}: no such key` : `${where}: Secret not found`);
   }
   const key = Buffer.from(data, 'base64')
     .toString('utf8')
     .replace(/\r?\n$/, '');
   if (!API_KEY.test(key))
-    throw stalled('KeyInvalid', `${where}: not printable ASCII without spaces (the key is not shown)`);
+    return stalled('KeyInvalid', `${where}: not printable ASCII without spaces (the key is not shown)`);
   const change = d.registry.set(id, {
     url,
     key,
@@ -104,12 +107,11 @@ export async function connect(
   const refused = now.phase?.reason === 'KeyRefused';
   // a key the API refused since it was checked (revoked on the dashboard) is checked again:
   // refused, its objects wait (WaitingForAccount) instead of each spending the budget on 401s
-  if (change === 'same' && now.usable && !now.suspect) return url;
+  if (change === 'same' && now.usable && !now.suspect) return { ok: true, url };
   const refusedAgo = Date.now() - (d.keyProbe.refusedAt.get(id) ?? 0);
   if (change === 'same' && refused && refusedAgo < REFUSED_RETRY_MS)
-    throw new AccountProblem(now.phase!, REFUSED_RETRY_MS);
+    return failed(now.phase!, REFUSED_RETRY_MS);
   if (change === 'rotated')
     d.log.info({ account: id }, 'account key or URL changed: the next request uses it');
-  await d.keyProbe.probe(id, where);
-  return url;
+  return (await d.keyProbe.probe(id, where)) ?? { ok: true, url };
 }

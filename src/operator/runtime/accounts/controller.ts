@@ -2,25 +2,35 @@
 // ClusterEdgeAccount objects into clients of the registry. It reads the key from its Secret,
 // checks the URL against the allow-list, proves the key with one cheap request, writes the
 // account's status (conditions, URL, objects using it, last minute's requests), and holds a
-// finalizer while objects still need the account to delete their remote resources.
+// finalizer while objects still need the account to delete their remote resources. A run
+// gathers its facts, plans (plan.ts, pure) and carries the plan out; the loop is the one every
+// reconciler runs (controller-loop.ts), the finalizer the one helper's (finalizer.ts).
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import type { Phase } from '../conditions.ts';
-import { FINALIZER } from '../constants.ts';
+import { type LoopOutcome, runLoop } from '../controller-loop.ts';
+import { type FinalizerEvent, finalizer } from '../finalizer.ts';
 import { Informer, type InformerOptions, keyAt } from '../informer.ts';
 import type { Kube, KubeObject } from '../kube.ts';
-import { patchMeta, withFinalizer, withoutFinalizer } from '../object-meta.ts';
 import type { References } from '../references.ts';
 import { WorkQueue } from '../workqueue.ts';
 import { connect, secretNamespace } from './connect.ts';
 import { KeyHolds } from './key-hold.ts';
 import { type AccountKind, type AccountSpec, accountResource } from './kinds.ts';
 import type { AccountLimits } from './limits.ts';
-import { ACCOUNT_WORKERS, accountDeleteStep, inUse, UNSETTLED_RECHECK_MS } from './plan.ts';
-import { ACCOUNT_RESYNC_MS, AccountProblem, KeyProbe } from './probe.ts';
+import {
+  ACCOUNT_WORKERS,
+  type AccountConnection,
+  type AccountOpening,
+  type AccountPlan,
+  openAccount,
+  planAccount,
+  type AccountFacts as RunFacts,
+} from './plan.ts';
+import { type Connected, KeyProbe } from './probe.ts';
 import type { AccountRegistry } from './registry.ts';
 import { type AccountFacts, accountFlow, accountId, accountRefKey, type Resolution } from './resolve.ts';
 import { writeStatus } from './status.ts';
+import { usersOf } from './users.ts';
 
 const _SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
@@ -66,7 +76,6 @@ export class AccountController {
    */
   private readonly queue = new WorkQueue<string>({ name: 'account', flowOf: accountFlow });
   private readonly o: AccountControllerOptions;
-  private stopping = false;
   private readonly keyProbe: KeyProbe;
   /** The key Secrets held for a namespace's deletion. */
   readonly keys: KeyHolds;
@@ -254,78 +263,101 @@ export class AccountController {
         }
   }
 
-  private async work(next: () => Promise<string | undefined>): Promise<void> {
-    for (;;) {
-      const id = await next();
-      if (id === undefined) return;
-      try {
-        const again = await this.reconcile(id);
-        this.queue.forget(id);
-        if (again !== undefined && !this.stopping) this.queue.addAfter(id, again);
-      } catch (err) {
-        this.o.log.warn({ account: id, err: (err as Error).message }, 'account reconcile failed; will retry');
-        this.queue.addRateLimited(id);
-      } finally {
-        this.queue.done(id);
-      }
-    }
+  /** A worker: the one controller loop (the queue ignores a requeue once it shuts down). */
+  private work(next: () => Promise<string | undefined>): Promise<void> {
+    return runLoop(this.queue, next, (id) => this.reconcile(id), {
+      failed: (id, err) =>
+        this.o.log.warn({ account: id, err: (err as Error).message }, 'account reconcile failed; will retry'),
+    });
   }
 
-  /** The objects using an account: those that work with it, and those that hold a resource in it. */
+  /** The objects using an account (users.ts). */
   usersOf(id: string): { names: string[]; holding: number } {
-    const names: string[] = [];
-    let holding = 0;
-    for (const { kind, key } of this.o.references.dependentsOf(accountRefKey(id)!)) {
-      const obj = this.o.lookup(kind, key);
-      if (!obj) continue;
-      const r = this.o.accountOf(obj);
-      const held = (obj.status as { account?: string; id?: string } | undefined)?.account;
-      // a status naming the account counts only where the operator could have written it
-      const forged = held === id && !(this.o.mayHold?.(obj, id) ?? true);
-      if (!(r.ok && r.id === id) && (held !== id || forged)) continue;
-      names.push(`${kind} ${key}`);
-      if (obj.metadata.finalizers?.includes(FINALIZER)) holding++;
-    }
-    return { names: names.sort(), holding };
+    return usersOf(this.o, id);
   }
 
-  /** Returns when to look again. */
-  async reconcile(id: string): Promise<number | undefined> {
-    const cached = this.get(id);
+  /**
+   * One run: gather (the account, its users, its entry, its connection as a value) -> plan
+   * (plan.ts) -> execute. The finalizer goes on before Apply, and off once Cleanup releases.
+   */
+  async reconcile(id: string): Promise<LoopOutcome> {
     const kind = id.split('/')[0] as AccountKind;
+    const cached = this.get(id);
     if (!cached) {
-      await this.o.registry.remove(id);
-      await this.holdKey(id, kind, undefined, 0);
-      return undefined;
+      await this.open(id, kind, undefined, openAccount(this.gather(id, 'gone', { names: [], holding: 0 })));
+      return {};
     }
     const obj = structuredClone(cached);
     const users = this.usersOf(id);
-    if (obj.metadata.deletionTimestamp) return this.finalize(id, kind, obj, users);
-    if (!obj.metadata.finalizers?.includes(FINALIZER))
-      await patchMeta(this.o.kube, accountResource(kind), obj, { finalizers: withFinalizer(obj) });
-    await this.holdKey(id, kind, obj, users.holding);
-    const before = this.o.registry.get(id);
-    const wasUsable = !!before?.usable;
-    let phase: Phase;
-    let again = ACCOUNT_RESYNC_MS;
-    let url: string | undefined;
+    const run = await finalizer(
+      { kube: this.o.kube, resource: accountResource(kind) },
+      obj,
+      async (event) => {
+        const facts = this.gather(id, event, users);
+        const opening = openAccount(facts);
+        await this.open(id, kind, obj, opening);
+        const connection = opening.connect ? await this.connection(id, kind, obj, event) : {};
+        const plan = planAccount(facts, connection);
+        await this.execute(id, kind, obj, users, plan);
+        return { value: plan.againMs, done: plan.release };
+      },
+    );
+    // released: its client goes after the finalizer, so a failed patch leaves it serving
+    if (run.released) await this.o.registry.remove(id);
+    return run.value === undefined ? {} : { requeueAfterMs: run.value };
+  }
+
+  /** The facts a run reads from the registry and the caches before it writes. */
+  private gather(id: string, event: RunFacts['event'], users: RunFacts['users']): RunFacts {
+    const e = this.o.registry.get(id);
+    return {
+      event,
+      users,
+      entry: e && { usable: e.usable, verified: e.verified },
+      settled: this.o.settled?.() ?? true,
+    };
+  }
+
+  /** The connection as a value, and the entry right after it. */
+  private async connection(
+    id: string,
+    kind: AccountKind,
+    obj: KubeObject,
+    event: FinalizerEvent,
+  ): Promise<AccountConnection> {
+    let connected: Connected | undefined;
     try {
-      url = await this.connect(id, kind, obj);
-      phase = { state: 'ready', reason: 'KeyAccepted', message: `the API at ${url} accepts the key` };
-      this.o.registry.mark(id, true, phase);
+      connected = await this.connect(id, kind, obj);
     } catch (err) {
-      if (!(err instanceof AccountProblem)) throw err;
-      phase = err.phase;
-      again = err.retryMs ?? ACCOUNT_RESYNC_MS;
-      this.o.registry.mark(id, false, phase);
+      // a deleted account's proof is only a chance for its objects' deletes: tried at its next look
+      if (event === 'apply') throw err;
     }
-    await writeStatus(this.o, kind, obj, phase, url, users.names);
-    if (this.o.registry.get(id)?.usable && !wasUsable) this.o.wake(kind, obj);
-    return again;
+    const e = this.o.registry.get(id);
+    return { connected, entry: e && { phase: e.phase, url: e.url } };
+  }
+
+  /** The opening's writes: a gone account's client, the key Secret's hold. */
+  private async open(id: string, kind: AccountKind, obj: KubeObject | undefined, o: AccountOpening) {
+    if (o.forget) await this.o.registry.remove(id);
+    const gone = o.holdKey === 'gone';
+    await this.holdKey(id, kind, gone ? undefined : obj, gone ? 0 : (o.holdKey as number));
+  }
+
+  /** The plan's writes (the finalizer's are the helper's). */
+  private async execute(
+    id: string,
+    kind: AccountKind,
+    obj: KubeObject,
+    users: RunFacts['users'],
+    plan: AccountPlan,
+  ): Promise<void> {
+    if (plan.mark) this.o.registry.mark(id, plan.mark.usable, plan.mark.phase);
+    if (plan.wake) this.o.wake(kind, obj);
+    if (plan.status) await writeStatus(this.o, kind, obj, plan.status.phase, plan.status.url, users.names);
   }
 
   /** The account's client from its Secret and URL; one cheap request when the key is new (connect.ts). */
-  private connect(id: string, kind: AccountKind, obj: KubeObject): Promise<string> {
+  private connect(id: string, kind: AccountKind, obj: KubeObject): Promise<Connected> {
     return connect(
       {
         ...this.o,
@@ -337,38 +369,6 @@ export class AccountController {
       kind,
       obj,
     );
-  }
-
-  /** Deleted: held while objects still hold resources in it; then the client goes. */
-  private async finalize(
-    id: string,
-    kind: AccountKind,
-    obj: KubeObject,
-    users: { names: string[]; holding: number },
-  ): Promise<number | undefined> {
-    if (!obj.metadata.finalizers?.includes(FINALIZER)) return undefined;
-    await this.holdKey(id, kind, obj, users.holding);
-    const step = accountDeleteStep(users.holding, this.o.settled?.() ?? true);
-    if (step !== 'release') {
-      // the key it has serves their deletes; an operator restarted meanwhile reads it from the
-      // Secret, held for it (key-hold.ts): once proved, that client serves the deletes too
-      if (
-        !this.o.registry.get(id)?.verified &&
-        (await this.connect(id, kind, obj).then(
-          () => true,
-          () => false,
-        ))
-      ) {
-        this.o.registry.mark(id, true, this.o.registry.get(id)?.phase);
-        this.o.wake(kind, obj);
-      }
-      if (step === 'wait-for-caches') return UNSETTLED_RECHECK_MS;
-      await writeStatus(this.o, kind, obj, inUse(users), this.o.registry.get(id)?.url, users.names);
-      return ACCOUNT_RESYNC_MS;
-    }
-    await patchMeta(this.o.kube, accountResource(kind), obj, { finalizers: withoutFinalizer(obj) });
-    await this.o.registry.remove(id);
-    return undefined;
   }
 
   /** An EdgeAccount's key Secret held while its objects hold remote resources (key-hold.ts). */
@@ -388,7 +388,6 @@ export class AccountController {
   }
 
   async stop(drainMs: number): Promise<void> {
-    this.stopping = true;
     await this.queue.shutdown(drainMs);
     await this.keys.holds.releaseOnShutdown();
     for (const i of this.informers) i.stop();

@@ -2,9 +2,15 @@
 // decides nothing: what to do comes from plan*.ts, what was found from read.ts.
 import { isApiError, unanswered } from '../../../api/errors.ts';
 import { CREATE_PENDING_ANNOTATION, FINALIZER, ID_ANNOTATION } from '../constants.ts';
+import {
+  addFinalizer as add,
+  type FinalizerTarget,
+  removeFinalizer as remove,
+  withFinalizer,
+} from '../finalizer.ts';
 import { keyOf } from '../informer.ts';
 import type { KubeObject } from '../kube.ts';
-import { patchMeta as patchObjectMeta, withFinalizer, withoutFinalizer } from '../object-meta.ts';
+import { patchMeta as patchObjectMeta } from '../object-meta.ts';
 import { call, type Failure, failure } from './failure.ts';
 import { type ModuleStep, moduleChanges, updateEvent } from './plan-changes.ts';
 import { deleteFailure } from './plan-delete.ts';
@@ -18,6 +24,17 @@ export const patchMeta = (
   meta: { finalizers?: string[]; annotations?: Record<string, string | null> },
 ): Promise<void> => patchObjectMeta(ctx.opts.kube, ctx.resource, obj, meta);
 
+/**
+ * The engine's finalizer is written through the shared helpers (finalizer.ts), but not through
+ * its Apply/Cleanup wrapper: the engine adds it with its first remote write (in one patch with
+ * the create-pending mark), never on observe-only objects, and puts back a removed one with an
+ * Event; its plan's finalizer table (plan.ts finalizerStep) decides which.
+ */
+const finalizerOf = (ctx: EngineContext): FinalizerTarget => ({
+  kube: ctx.opts.kube,
+  resource: ctx.resource,
+});
+
 /** A write to the remote resource finished: bulk lists that began before it are stale for it. */
 function wrote(ctx: EngineContext, obj: KubeObject): void {
   ctx.memos.of(keyOf(obj)).lastRemoteWrite = Date.now();
@@ -25,7 +42,7 @@ function wrote(ctx: EngineContext, obj: KubeObject): void {
 
 /** The finalizer table's `restore`: put back at once, and say why. */
 export async function restoreFinalizer(ctx: EngineContext, obj: KubeObject): Promise<void> {
-  await patchMeta(ctx, obj, { finalizers: withFinalizer(obj) });
+  await add(finalizerOf(ctx), obj);
   ctx.opts.events.record(
     obj,
     'Warning',
@@ -36,7 +53,7 @@ export async function restoreFinalizer(ctx: EngineContext, obj: KubeObject): Pro
 
 /** The finalizer table's `finalize`, done: the finalizer goes. */
 export async function removeFinalizer(ctx: EngineContext, obj: KubeObject): Promise<void> {
-  await patchMeta(ctx, obj, { finalizers: withoutFinalizer(obj) });
+  await remove(finalizerOf(ctx), obj);
 }
 
 /**
@@ -101,7 +118,7 @@ const callFor = <T>(ctx: EngineContext, obj: KubeObject, what: string, fn: () =>
 
 /** The finalizer an adoption adds before its first call. */
 export async function addFinalizer(ctx: EngineContext, obj: KubeObject): Promise<void> {
-  await patchMeta(ctx, obj, { finalizers: withFinalizer(obj) });
+  await add(finalizerOf(ctx), obj);
 }
 
 /** The PATCH of the fields that differ; returns the resource as the API now shows it. */
