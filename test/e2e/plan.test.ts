@@ -2,10 +2,11 @@
 // process): an IP policy the operator made and left Ready, then files that keep it, change its
 // description, add rules (one to a policy the same files create), adopt a policy made by hand
 // (one GET), adopt by id annotation a policy another namespace manages (refused, and a rule of
-// it waits), plan an object being deleted, and plan as a user who may read one account's key
-// Secret and not another's (impersonated through the kubeconfig). Exit codes 0, 2 and 1, the
-// text and the JSON; and not one write: the emulator counts no request but GETs, the API server
-// no POST, PUT, PATCH or DELETE while edgectl plans.
+// it waits), plan an object being deleted, use an EdgeAccount's and a ClusterEdgeAccount's key
+// from its Secret, and plan as a user who may read one account's key Secret and not another's
+// (impersonated through the kubeconfig). Exit codes 0, 2 and 1, the text and the JSON; and not
+// one write: the emulator counts no request but GETs, the API server no POST, PUT, PATCH or
+// DELETE while edgectl plans.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +17,7 @@ import { parse, stringify } from 'yaml';
 import { createClient } from '../../src/api/client.ts';
 import { flattenOperations } from '../../src/api/operations.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
+import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import {
   edgeAccount,
@@ -33,6 +35,7 @@ import {
 } from './harness.ts';
 
 const P = res('ippolicies');
+const CEA = accountResource('ClusterEdgeAccount');
 const RBAC = (plural: string) => ({ group: 'rbac.authorization.k8s.io', version: 'v1', plural });
 /** The key of a second account of the emulator: an EdgeAccount's, in a Secret. */
 const TEAM_KEY = 'key-of-the-team-account';
@@ -81,6 +84,8 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
   let dir: string;
   /** A kubeconfig of the same cluster and credentials, impersonating a user of few rights. */
   let reader: string;
+  /** A ClusterEdgeAccount on the team's key (the Secret the reader may not read), admitting the namespace. */
+  let cluster: string;
   const ids: Record<string, string> = {};
 
   /**
@@ -196,6 +201,18 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
       key: TEAM_KEY,
       apiURL: w.emu.url,
     });
+    cluster = `plan-${w.ns}`;
+    await w.kube.create(CEA, undefined, {
+      apiVersion: 'edge.tunnel.dev/v1alpha1',
+      kind: 'ClusterEdgeAccount',
+      metadata: { name: cluster },
+      spec: {
+        apiKeySecretRef: { name: 'closed-key', key: 'key', namespace: w.ns },
+        apiURL: w.emu.url,
+        namespaces: [w.ns],
+        adoptFrom: [w.ns],
+      },
+    });
     const user = `plan-reader-${w.ns}`;
     await w.kube.create(RBAC('roles'), w.ns, {
       metadata: { name: 'plan-reader' },
@@ -209,6 +226,15 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
       subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }],
       roleRef: { kind: 'Role', name: 'plan-reader', apiGroup: 'rbac.authorization.k8s.io' },
     });
+    await w.kube.create(RBAC('clusterroles'), undefined, {
+      metadata: { name: user },
+      rules: [{ apiGroups: ['edge.tunnel.dev'], resources: ['clusteredgeaccounts'], verbs: ['get', 'list'] }],
+    });
+    await w.kube.create(RBAC('clusterrolebindings'), undefined, {
+      metadata: { name: user },
+      subjects: [{ kind: 'User', name: user, apiGroup: 'rbac.authorization.k8s.io' }],
+      roleRef: { kind: 'ClusterRole', name: user, apiGroup: 'rbac.authorization.k8s.io' },
+    });
     const kc = parse(readFileSync(kubeconfig, 'utf8')) as { users: { user: Record<string, unknown> }[] };
     for (const u of kc.users) u.user.as = user;
     // beside the original: the certificate files it names may be relative to it
@@ -219,6 +245,9 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
   afterAll(async () => {
     await op?.kill();
     await w?.kube.patch(P, w.ns, 'doomed', { metadata: { finalizers: null } }).catch(() => {});
+    if (cluster) await w.kube.delete(CEA, undefined, cluster).catch(() => {});
+    for (const r of ['clusterrolebindings', 'clusterroles'])
+      await w?.kube.delete(RBAC(r), undefined, `plan-reader-${w.ns}`).catch(() => {});
     await w?.kube.delete(NAMESPACES, undefined, other).catch(() => {});
     await w?.close();
   });
@@ -366,7 +395,7 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
     expect(r.code).toBe(1);
   });
 
-  it("as a user who may read one EdgeAccount's key Secret and not the other's: that account's key used, the other's objects refused KeySecretForbidden; exit 1", async () => {
+  it("as a user who may read one account's key Secret and not another's: that account's key used, the objects of an EdgeAccount and a ClusterEdgeAccount on the other refused KeySecretForbidden; exit 1", async () => {
     const files = [
       file('accounts.yaml', [
         adopting('by-open', ids.team!, {
@@ -377,6 +406,10 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
           description: 'no key',
           accountRef: { kind: 'EdgeAccount', name: 'closed' },
         }),
+        obj('IPPolicy', w.ns, 'by-cluster', {
+          description: 'no key either',
+          accountRef: { kind: 'ClusterEdgeAccount', name: cluster },
+        }),
       ]),
     ];
     const r = await plan(files, { as: reader });
@@ -385,6 +418,9 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
     expect(out).toContain(`~ IPPolicy ${w.ns}/by-open: adopt ${ids.team}`);
     expect(out).toContain(
       `! IPPolicy ${w.ns}/by-closed: refused: KeySecretForbidden: EdgeAccount ${w.ns}/closed: Secret ${w.ns}/closed-key, key key: you may not read it (edgectl plan reads an account's key with your own Kubernetes rights)`,
+    );
+    expect(out).toContain(
+      `! IPPolicy ${w.ns}/by-cluster: refused: KeySecretForbidden: ClusterEdgeAccount ${cluster}: Secret ${w.ns}/closed-key, key key: you may not read it (edgectl plan reads an account's key with your own Kubernetes rights)`,
     );
     // what the user may not list is said, not failed on
     expect(r.stderr).toContain('plan: note: you may not list');
@@ -395,7 +431,7 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
     const json = await plan(files, { as: reader, more: ['-o', 'json'] });
     expect(json.code).toBe(1);
     const doc = JSON.parse(json.stdout);
-    expect(doc.summary).toMatchObject({ adopt: 1, refuse: 1 });
+    expect(doc.summary).toMatchObject({ adopt: 1, refuse: 2 });
     expect(doc.objects[1]).toEqual({
       kind: 'IPPolicy',
       namespace: w.ns,
@@ -405,6 +441,26 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
       reason: 'KeySecretForbidden',
       message: `EdgeAccount ${w.ns}/closed: Secret ${w.ns}/closed-key, key key: you may not read it (edgectl plan reads an account's key with your own Kubernetes rights)`,
     });
+    expect(doc.objects[2]).toMatchObject({
+      account: `ClusterEdgeAccount/${cluster}`,
+      reason: 'KeySecretForbidden',
+    });
     expect(doc.notes.join('\n')).toContain('you may not list');
+  });
+
+  it("a ClusterEdgeAccount's key read from its Secret by a caller who may: the team's policy adopted with the team's key, exit 2", async () => {
+    const r = await plan([
+      file('cluster.yaml', [
+        adopting('by-cluster', ids.team!, {
+          description: 'made by the team',
+          accountRef: { kind: 'ClusterEdgeAccount', name: cluster },
+        }),
+      ]),
+    ]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toContain(`~ IPPolicy ${w.ns}/by-cluster: adopt ${ids.team}`);
+    expect(r.code).toBe(2);
+    expect(calls.team).toEqual({ 'ipPolicies.get 200': 1 });
+    expect(calls.all).toEqual({ 'ipPolicies.get 200': 1 });
   });
 });
