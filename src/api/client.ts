@@ -10,7 +10,7 @@ import {
   operations,
   pathParams,
 } from './operations.ts';
-import type { Priority } from './rate-limiter.ts';
+import type { Priority } from './request-gate.ts';
 import { listResponse } from './schemas/common.ts';
 import { Transport, type TransportOptions } from './transport.ts';
 

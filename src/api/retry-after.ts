@@ -8,10 +8,3 @@ export function parseRetryAfter(value: string | string[] | undefined, now = Date
   const at = Date.parse(v);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
-
-/**
- * A 429's wait from which the budget counts as backed up (work not begun stays queued rather
- * than meet another 429) and the run lets its worker go as it does for the budget; a shorter
- * one keeps both.
- */
-export const LONG_429_MS = 2000;

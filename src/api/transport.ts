@@ -1,13 +1,12 @@
 // HTTP transport: auth and version headers, timeouts, retries with full-jitter backoff,
-// Retry-After, the rate limiter and the per-call hook. It knows no resource.
+// Retry-After, the request gate (request-gate.ts) and the per-call hook. It knows no resource.
 import { Agent, type Dispatcher, request } from 'undici';
 import { VERSION } from '../version.ts';
 import { ApiError, type ApiErrorBody } from './errors.ts';
 import type { Method } from './operations.ts';
-import { currentCell } from './priority.ts';
-import { type Priority, RateLimiter } from './rate-limiter.ts';
 import { redactCredentials } from './redact.ts';
-import { LONG_429_MS, parseRetryAfter } from './retry-after.ts';
+import { Pace, type Priority, type RequestGate } from './request-gate.ts';
+import { parseRetryAfter } from './retry-after.ts';
 
 /** The longest API error message kept (characters). */
 const ERROR_MSG_MAX = 1024;
@@ -31,9 +30,10 @@ export interface TransportOptions {
   dispatcher?: Dispatcher;
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; maxRetryAfterMs?: number };
-  /** Requests per minute allowed by the account (default 120); Infinity disables. */
+  /** Requests per minute allowed by the account (default 120); Infinity disables. Ignored with `gate`. */
   rateLimitPerMinute?: number;
-  rateLimiter?: RateLimiter;
+  /** What each request waits for (default: a Pace at rateLimitPerMinute); the operator passes its scheduler's budget. */
+  gate?: RequestGate;
   onCall?: (event: CallEvent) => void;
   /** Called before sleeping for a retry; the operator counts throttling with it. */
   onRetry?: (event: CallEvent & { delayMs: number; reason: string }) => void;
@@ -136,7 +136,7 @@ export class Transport {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly maxRetryAfterMs: number;
-  readonly limiter: RateLimiter;
+  readonly gate: RequestGate;
   private readonly opts: TransportOptions;
   /**
    * While the API hangs or does not answer as the API, one call at a time probes it and every
@@ -161,7 +161,7 @@ export class Transport {
     this.baseDelayMs = r.baseDelayMs ?? 250;
     this.maxDelayMs = r.maxDelayMs ?? 15_000;
     this.maxRetryAfterMs = r.maxRetryAfterMs ?? 60_000;
-    this.limiter = opts.rateLimiter ?? new RateLimiter({ perMinute: opts.rateLimitPerMinute ?? 120 });
+    this.gate = opts.gate ?? new Pace(opts.rateLimitPerMinute ?? 120);
   }
 
   url(path: string): URL {
@@ -238,7 +238,7 @@ export class Transport {
     sleep: NonNullable<TransportOptions['sleep']>,
   ): Promise<{ status: number; body: T | undefined }> {
     for (let attempt = 1; ; attempt++) {
-      await this.limiter.take(spec.priority);
+      await this.gate.take(spec.priority);
       spec.onSend?.();
       const started = performance.now();
       const event = (status: number): CallEvent => ({
@@ -364,11 +364,9 @@ export class Transport {
         delayMs = Math.max(delayMs, retryAfterMs);
       }
       this.opts.onRetry?.({ ...event(res.statusCode), delayMs, reason: `HTTP ${res.statusCode}` });
-      // seconds of patience: the budget counts as backed up (retry-after.ts), the worker goes
-      if (res.statusCode === 429 && delayMs >= LONG_429_MS) {
-        this.limiter.throttled(delayMs);
-        currentCell()?.onWait?.();
-      }
+      // the budget counts as backed up meanwhile: work not begun stays queued, and the run
+      // waiting here holds no worker (the scheduler's budget, RateLimiter.throttled)
+      if (res.statusCode === 429) this.gate.throttled?.(delayMs);
       await sleep(delayMs, spec.signal);
     }
   }

@@ -122,7 +122,6 @@ export class PreviewAccounts {
       use: () => {
         throw new Error('preview: the engine asked for an account client');
       },
-      reprioritized: () => {},
     };
   }
 

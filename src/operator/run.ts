@@ -20,6 +20,7 @@ import { Manager } from './runtime/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
 import { kindObserver } from './runtime/observer.ts';
 import { ProbeServer } from './runtime/probes.ts';
+import { RateLimiter } from './scheduler/budget.ts';
 
 /** How long a refusal of the operator's credentials at start is taken for RBAC not yet in place. */
 const REFUSED_AT_START_MS = 30_000;
@@ -201,7 +202,7 @@ async function startOperator(
       return createClient({
         baseUrl: a.url,
         apiKey: a.key,
-        rateLimiter: a.limiter,
+        gate: a.limiter,
         timeouts,
         onCall: (e) => {
           accountMetrics.call(a.account, e);
@@ -233,11 +234,12 @@ async function startOperator(
   });
   // the closers run after the manager's drain deadline: what is still in flight is aborted
   closers.push(() => registry.closeAll(0));
+  const budget = new RateLimiter({ perMinute: cfg.apiRatePerMinute });
   const api = cfg.defaultAccount
     ? createClient({
         baseUrl: apiUrl!,
         apiKey: apiKey!,
-        rateLimitPerMinute: cfg.apiRatePerMinute,
+        gate: budget,
         timeouts,
         onCall: (e) => {
           accountMetrics.call(INSTALLATION, e);
@@ -248,8 +250,8 @@ async function startOperator(
       })
     : undefined;
   if (api) {
-    registry.adopt(INSTALLATION, apiUrl!, api);
-    api.transport.limiter.onServed = accountMetrics.served(INSTALLATION);
+    registry.adopt(INSTALLATION, apiUrl!, api, budget);
+    budget.onServed = accountMetrics.served(INSTALLATION);
     closers.push(() => api.close(0));
   }
 

@@ -17,6 +17,7 @@ import {
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import type { EngineAccounts } from '../../src/operator/runtime/engine/index.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { RateLimiter } from '../../src/operator/scheduler/budget.ts';
 import { type EngineWorld, engineWorld, NS } from '../support/engine-world.ts';
 
 const B = `EdgeAccount/${NS}/b`;
@@ -39,7 +40,7 @@ async function twoAccounts(o: { installation?: boolean; edge?: string[]; cluster
       createClient({
         baseUrl: a.url,
         apiKey: a.key,
-        rateLimiter: a.limiter,
+        gate: a.limiter,
         retry: { maxAttempts: 1 },
         onCall: a.onCall,
       }),
@@ -69,10 +70,9 @@ async function twoAccounts(o: { installation?: boolean; edge?: string[]; cluster
       const u = registry.use(id);
       return 'phase' in u ? u : { client: u.client };
     },
-    reprioritized: () => {},
   };
   w = await engineWorld({ accounts });
-  registry.adopt(INSTALLATION, w.emu.url, w.api);
+  registry.adopt(INSTALLATION, w.emu.url, w.api, new RateLimiter({ perMinute: Infinity }));
   registry.set(B, { url: emuB.url, key: emuB.apiKey, perMinute: 600 });
   registry.mark(B, true);
 }

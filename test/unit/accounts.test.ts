@@ -18,7 +18,7 @@ import {
   urlAllowed,
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import { accountRefOf } from '../../src/operator/runtime/references.ts';
-import { WorkQueue } from '../../src/operator/runtime/workqueue.ts';
+import { WorkQueue } from '../../src/operator/scheduler/workqueue.ts';
 
 const facts = (o: {
   installation?: boolean;

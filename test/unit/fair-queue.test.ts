@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FairQueue } from '../../src/api/fair-queue.ts';
-import type { Priority } from '../../src/api/priority.ts';
-import { RateLimiter, withPriority } from '../../src/api/rate-limiter.ts';
-import { WorkQueue } from '../../src/operator/runtime/workqueue.ts';
+import { RateLimiter, withPriority } from '../../src/operator/scheduler/budget.ts';
+import { FairQueue } from '../../src/operator/scheduler/fair-queue.ts';
+import type { Priority } from '../../src/operator/scheduler/priority.ts';
+import { WorkQueue } from '../../src/operator/scheduler/workqueue.ts';
 
 // An item is `flow/name@priority` (priority `high` when left out); the queue hands them out in `order`.
 type Row = { name: string; pushed: string[]; removed?: string[]; order: string[] };
@@ -220,7 +220,24 @@ describe('fair share of the workers', () => {
     for (let i = 0; i < 100; i++) q.add(`bulk/p${i}`);
     q.add('small/p0');
     expect(q.flows).toBe(2);
-    expect([await q.get(), await q.get(), await q.get()]).toEqual(['bulk/p0', 'small/p0', 'bulk/p1']);
+    // the newest newcomer's turn, then the turns of the round
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['small/p0', 'bulk/p0', 'bulk/p1']);
+  });
+
+  it("among a thousand namespaces' backlogs, one more namespace's item goes within two turns", async () => {
+    const q = new WorkQueue({ name: 'test' });
+    for (let i = 0; i < 1000; i++) for (let j = 0; j < 3; j++) q.add(`ns${i}/p${j}`);
+    const first: string[] = [];
+    for (let i = 0; i < 10; i++) first.push((await q.get())!);
+    q.add('late/p0');
+    const next = [await q.get(), await q.get()];
+    expect(next).toContain('late/p0');
+    // the round robin keeps every other turn: the backlogs are not starved by newcomers
+    for (let i = 0; i < 5; i++) q.add(`later${i}/p0`);
+    const mixed: string[] = [];
+    for (let i = 0; i < 10; i++) mixed.push((await q.get())!);
+    expect(mixed.filter((k) => k.startsWith('later')).length).toBe(5);
+    expect(mixed.filter((k) => k.startsWith('ns')).length).toBe(5);
   });
 
   it("another namespace's bulk delete (urgent) leaves the workers to a create one turn in four", async () => {
@@ -237,7 +254,8 @@ describe('fair share of the workers', () => {
     for (let i = 0; i < 5; i++) q.add(`bulk/p${i}`, 'urgent');
     q.add('team/p0', 'low');
     q.add('team/p0', 'urgent');
-    expect([await q.get(), await q.get()]).toEqual(['bulk/p0', 'team/p0']);
+    // a newcomer at the urgent level: its turn comes first
+    expect([await q.get(), await q.get()]).toEqual(['team/p0', 'bulk/p0']);
   });
 
   it("a namespace with nothing in progress gets the newcomer worker at once, while the others' work is in progress", async () => {
@@ -256,13 +274,18 @@ describe('fair share of the workers', () => {
     q.add('small/one');
     await new Promise((r) => setTimeout(r, 0));
     expect(taken).toBe('small/one');
-    // queued work of an idle namespace goes to it as soon as it asks
+    // queued work of a new namespace goes to it as soon as it asks; its second item is not a newcomer's
     q.add('other/a');
     q.add('other/b');
     expect(await q.getNewcomer()).toBe('other/a');
-    // and a namespace whose last item is done becomes a newcomer again
     const waiting = q.getNewcomer();
     q.done('other/a');
-    expect(await waiting).toBe('other/b');
+    await new Promise((r) => setTimeout(r, 0));
+    expect(taken).toBe('small/one');
+    // a namespace whose work is all done is a newcomer again with its next item
+    expect(await q.get()).toBe('bulk/p4');
+    q.done('small/one');
+    q.add('small/two');
+    expect(await waiting).toBe('small/two');
   });
 });

@@ -2,11 +2,11 @@ import { errors, MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import { ApiError, isNotFound, isRateLimited, isRetryable } from '../../src/api/errors.ts';
-import { withPriority } from '../../src/api/rate-limiter.ts';
 import { REDACTED, redactCredentials } from '../../src/api/redact.ts';
 import { parseRetryAfter } from '../../src/api/retry-after.ts';
 import type { CallEvent } from '../../src/api/transport.ts';
 import { fillMessage, SERVED } from '../../src/emulator/catalogue.ts';
+import { RateLimiter, withPriority } from '../../src/operator/scheduler/budget.ts';
 import reference from '../integration/public-errors.reference.json' with { type: 'json' };
 
 /** Every page of the public error reference: what the emulator serves and the rest. */
@@ -25,6 +25,7 @@ const created = { ip_policy_id: 'ipp_1', cidr: '10.0.0.0/8', action: 'allow' as 
 
 let agent: MockAgent;
 let client: EdgeClient;
+let budget: RateLimiter;
 let sleeps: number[];
 let calls: CallEvent[];
 
@@ -37,11 +38,12 @@ beforeEach(() => {
   agent.disableNetConnect();
   sleeps = [];
   calls = [];
+  budget = new RateLimiter({ perMinute: Infinity });
   client = createClient({
     baseUrl: ORIGIN,
     apiKey: 'secret-key',
     dispatcher: agent,
-    rateLimitPerMinute: Infinity,
+    gate: budget,
     random: () => 0.5,
     sleep: async (ms) => {
       sleeps.push(ms);
@@ -160,13 +162,13 @@ describe('transport', () => {
     await withPriority(cell, () => client.ipPolicyRules.create(created));
     // told before the Retry-After sleep began, and the budget counts as backed up meanwhile
     expect(told).toEqual([0]);
-    expect(client.transport.limiter.backedUp('urgent')).toBe(true);
+    expect(budget.backedUp('urgent')).toBe(true);
     await withPriority(cell, () => client.ipPolicyRules.get('ipr_1'));
     expect(told).toEqual([0]);
     expect(sleeps).toHaveLength(2);
   });
 
-  it("a short 429 wait (the API's 1 s) keeps the worker and holds no new work back", async () => {
+  it("a short 429 wait (the API's 1 s) lets the worker go too, and holds new work back until it is over", async () => {
     const pool = agent.get(ORIGIN);
     pool
       .intercept({ path: '/ip_policy_rules', method: 'POST' })
@@ -177,8 +179,10 @@ describe('transport', () => {
       client.ipPolicyRules.create(created),
     );
     expect(sleeps).toEqual([1000]);
-    expect(told).toEqual([]);
-    expect(client.transport.limiter.backedUp('urgent')).toBe(false);
+    expect(told).toEqual(['wait']);
+    expect(budget.backedUp('urgent')).toBe(true);
+    await new Promise((r) => setTimeout(r, 1050));
+    expect(budget.backedUp('urgent')).toBe(false);
   });
 
   it('understands Retry-After as an HTTP date', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/operator/runtime/workqueue.ts';
+import { WorkQueue } from '../../src/operator/scheduler/workqueue.ts';
 
 describe('work queue', () => {
   it('de-duplicates queued items', async () => {
@@ -188,46 +188,55 @@ describe('work queue', () => {
   });
 
   describe('an account whose budget is backed up: its items not begun stay queued, holding no worker', () => {
-    // keys `ns/name`; the account is the name's first letter (s: its budget backed up; c: its
-    // first check under way after a start)
+    // keys `ns/name`; the account is the name's first letter (s: its budget backed up, for a
+    // namespace's first item too while `full`, else with room for it; c: its first check under way)
     const backed = new Set<string>(['s']);
+    let full = true;
     const deferring = () =>
       new WorkQueue<string>({
         name: 't',
         accountOf: (k) => k.split('/')[1]![0],
-        deferred: (k) => {
+        deferred: (k, _priority, newcomer) => {
           const a = k.split('/')[1]![0]!;
-          return a === 'c' ? 'start' : backed.has(a) ? 'budget' : false;
+          if (a === 'c') return 'start';
+          return backed.has(a) && (full || !newcomer) ? 'budget' : false;
         },
       });
     const pending = (p: Promise<string | undefined>) =>
       Promise.race([p, new Promise<string>((r) => setTimeout(() => r('(waiting)'), 10))]);
 
-    it('skips them, keeps their place, and hands them out once kicked with room', async () => {
+    it('skips them, keeps their place, and hands them out once woken with room', async () => {
       backed.add('s');
       const q = deferring();
       for (const k of ['t/s1', 't/s2', 't/f1', 'u/f2']) q.add(k);
-      expect([await q.get(), await q.get()]).toEqual(['t/f1', 'u/f2']);
+      // u is the newest newcomer: its turn first
+      expect([await q.get(), await q.get()]).toEqual(['u/f2', 't/f1']);
       const worker = q.get();
       expect(await pending(worker)).toBe('(waiting)');
-      q.kick(); // served, but still backed up
+      q.wake(); // served, but still backed up
       expect(await pending(worker)).toBe('(waiting)');
       backed.delete('s');
-      q.kick();
+      q.wake();
       expect(await worker).toBe('t/s1');
       expect(q.length).toBe(1);
     });
 
-    it('a namespace with nothing in progress still starts one (its turn among those waiting for the budget)', async () => {
+    it("a namespace's first item still starts while the budget has a newcomer's room (its turn among those waiting)", async () => {
       backed.add('s');
+      full = false;
       const q = deferring();
-      const newcomer = q.getNewcomer();
       const worker = q.get();
+      const newcomer = q.getNewcomer();
       q.add('t/s1');
-      expect(await newcomer).toBe('t/s1');
+      expect(await worker).toBe('t/s1');
+      // t has one in progress: its next item waits for room like any other
       q.add('t/s2');
-      expect(await pending(worker)).toBe('(waiting)');
-      expect(await pending(q.getNewcomer())).toBe('(waiting)'); // t has one in progress
+      expect(await pending(newcomer)).toBe('(waiting)');
+      expect(q.length).toBe(1);
+      // another namespace's first item goes to the newcomer worker
+      q.add('u/s3');
+      expect(await newcomer).toBe('u/s3');
+      full = true;
     });
 
     it('an item kept back for its start (its account not checked yet) goes to no worker, the newcomer neither', async () => {
@@ -284,9 +293,12 @@ describe('work queue', () => {
       const newcomer = q.getNewcomer();
       expect(await pending(urgent)).toBe('(waiting)');
       expect(await pending(newcomer)).toBe('(waiting)');
+      // u has an item queued: not a newcomer; v is
       q.add('u/b1');
-      expect(await newcomer).toBe('u/b1');
-      expect(q.length).toBe(2);
+      expect(await pending(newcomer)).toBe('(waiting)');
+      q.add('v/b2');
+      expect(await newcomer).toBe('v/b2');
+      expect(q.length).toBe(3);
       q.done('t/a1');
       expect(await urgent).toBe('t/a2');
     });

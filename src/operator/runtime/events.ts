@@ -6,7 +6,7 @@
 // bulk apply neither holds another's Events back nor has them dropped to make room for its own.
 import { hash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { FairQueue } from '../../api/fair-queue.ts';
+import { FairQueue } from '../scheduler/fair-queue.ts';
 import type { Kube, KubeObject } from './kube.ts';
 
 const EVENTS = { group: '', version: 'v1', plural: 'events' };

@@ -13,7 +13,7 @@ import { kindObserver, type Observer } from './observer.ts';
 import type { References } from './references.ts';
 import type { SecretStore } from './secrets.ts';
 import type { Controller } from './worker.ts';
-import { WorkQueue } from './workqueue.ts';
+import { WorkQueue } from '../scheduler/workqueue.ts';
 
 export type KindDeps = Pick<
   ManagerOptions,

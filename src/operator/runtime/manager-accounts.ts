@@ -2,6 +2,8 @@
 // and bulk observations for the engines, the account reconciler, and the cap on how many of
 // one account's objects a kind's workers take at once.
 import type { Logger } from 'pino';
+import { accountCap, admission } from '../scheduler/policy.ts';
+import type { QueueOptions } from '../scheduler/workqueue.ts';
 import { AccountController } from './accounts/controller.ts';
 import type { AccountKind, AccountRef } from './accounts/kinds.ts';
 import type { AccountLimits } from './accounts/limits.ts';
@@ -23,7 +25,6 @@ import type { KubeObject } from './kube.ts';
 import { type Observer, refreshAll } from './observer.ts';
 import type { References } from './references.ts';
 import type { Controller } from './worker.ts';
-import type { QueueOptions } from './workqueue.ts';
 
 export interface AccountsOptions {
   registry: AccountRegistry;
@@ -61,21 +62,22 @@ export class ManagerAccounts {
 
   constructor(o: ManagerAccounts['o']) {
     this.o = o;
-    o.accounts.registry.onRoom = () => this.kickAll();
+    o.accounts.registry.onRoom = () => this.wakeAll();
   }
 
-  /** Where the next kick starts: the kinds take turns at the room an account's budget has. */
+  /** Where the next wake starts: the kinds take turns at the room an account's budget has. */
   private firstKind = 0;
 
   /**
-   * What an account's objects waited for is there (room in its budget, its first check, its
-   * first lists): each kind's queue hands out what it kept back.
+   * What an account's objects waited for is there (room in its budget, a 429's wait over, its
+   * first check, its first lists, its entry changed or gone): each kind's queue hands out what
+   * it kept back. Every input of `admission` changes only where one of these events follows.
    */
-  private kickAll(): void {
+  private wakeAll(): void {
     const cs = [...this.o.controllers.values()];
     if (!cs.length) return;
     this.firstKind = (this.firstKind + 1) % cs.length;
-    for (let i = 0; i < cs.length; i++) cs[(this.firstKind + i) % cs.length]!.queue.kick();
+    for (let i = 0; i < cs.length; i++) cs[(this.firstKind + i) % cs.length]!.queue.wake();
   }
 
   /** An account's first lists after a start, once it can serve (see startLists). */
@@ -105,7 +107,7 @@ export class ManagerAccounts {
         const o = this.registry.observer(id, c.binding.kind);
         return o ? [o] : [];
       });
-      // each pass's end kicks the queues (the observer's `listed`)
+      // each pass's end wakes the queues (the observer's `listed`)
       void refreshAll(observers);
     };
     for (const id of [...kinds.keys()]) if (!this.ctl!.checking(id)) this.listFirst(id);
@@ -114,7 +116,7 @@ export class ManagerAccounts {
   /** An account there at start has had its first check: its objects may go, after its lists. */
   private firstChecked(id: string): void {
     this.listFirst?.(id);
-    this.kickAll();
+    this.wakeAll();
   }
 
   get registry(): AccountRegistry {
@@ -171,9 +173,6 @@ export class ManagerAccounts {
       use: (id, kind, forDelete) => {
         const u = registry.use(id, forDelete);
         return 'phase' in u ? u : { client: u.client, observer: registry.observer(id, kind) };
-      },
-      reprioritized: () => {
-        for (const e of registry.all()) e.limiter.reprioritized();
       },
     };
   }
@@ -256,7 +255,6 @@ export class ManagerAccounts {
     kind: string,
     object: (key: string) => KubeObject | undefined,
   ): Pick<QueueOptions, 'accountOf' | 'maxPerAccount' | 'deferred'> {
-    const cap = Math.max(1, this.o.concurrency - 1);
     const accountOf = (obj: KubeObject | undefined) => {
       const r = obj && this.ctl ? this.accountOf(obj) : undefined;
       return r?.ok ? r.id : undefined;
@@ -266,22 +264,24 @@ export class ManagerAccounts {
         const id = accountOf(object(key));
         return id === undefined ? undefined : accountFlow(id);
       },
-      maxPerAccount: () => (this.registry.size > 1 ? cap : Number.POSITIVE_INFINITY),
-      deferred: (key, priority) => {
+      maxPerAccount: () => accountCap(this.o.concurrency, this.registry.size),
+      deferred: (key, priority, newcomer) => {
         const obj = object(key);
         const id = accountOf(obj);
         if (id === undefined) return false;
-        if (this.ctl!.checking(id)) return 'start';
         const e = this.registry.get(id);
-        if (!e) return false;
-        // an edit or a delete does not wait for the list: it reads its own resource
-        if (
-          priority !== 'urgent' &&
-          (obj!.status as { id?: string } | undefined)?.id &&
-          e.observers.get(kind)?.firstListing
-        )
-          return 'start';
-        return e.limiter.backedUp(priority) ? 'budget' : false;
+        const starting = this.ctl!.checking(id);
+        if (!e && !starting) return false;
+        return admission({
+          priority,
+          newcomer,
+          accountStarting: starting,
+          kindListing: !!e?.observers.get(kind)?.firstListing,
+          hasId: !!(obj!.status as { id?: string } | undefined)?.id,
+          throttled: !!e?.limiter.throttledNow,
+          waiting: e?.limiter.waitingFor(priority) ?? 0,
+          room: e?.limiter.room ?? Number.POSITIVE_INFINITY,
+        });
       },
     };
   }

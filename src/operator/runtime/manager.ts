@@ -326,10 +326,6 @@ export class Manager {
     while (!this.stopping) {
       await this.timers.sleep(IDLE_CHECK_MS);
       if (this.stopping) return;
-      // work kept back (`deferred`) is looked at again every second too, not only when what it
-      // waited for says so: a kick missed (a list or a budget that ended some way no kick
-      // follows) then costs a second, not the next API call's
-      for (const c of this.controllers.values()) c.queue.kick();
       if (this.busy()) {
         for (const c of this.controllers.values())
           await c.engine

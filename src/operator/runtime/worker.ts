@@ -2,13 +2,13 @@
 // workers that take keys from the queue, the scrape of gauges read from the caches, and
 // timers stop() cuts short.
 import type { Logger } from 'pino';
+import type { WorkQueue } from '../scheduler/workqueue.ts';
 import type { AnyBinding } from './binding.ts';
 import type { Engine } from './engine/index.ts';
 import type { Informer } from './informer.ts';
 import type { Metrics } from './metrics.ts';
 import type { Observer } from './observer.ts';
 import type { SecretStore } from './secrets.ts';
-import type { WorkQueue } from './workqueue.ts';
 
 export interface Controller {
   binding: AnyBinding;
@@ -20,12 +20,12 @@ export interface Controller {
 
 /**
  * One worker: reconciles the kind's keys until the queue shuts down. `urgent`: edits and deletes
- * only; `newcomer`: only namespaces with nothing in progress (fair share while the others wait).
- * A run that has to wait for its account's budget lets its worker go to the next key: it goes
- * on by itself once served (the queue keeps it in progress, and keeps back the account's further
- * keys while its budget is backed up), so accounts slow to serve (a low rateLimitPerMinute) hold
- * no worker other accounts' objects need. Only with a queue that keeps work back (else the whole
- * backlog would move into the budget's queue), and PARKED_MAX runs per kind at most.
+ * only; `newcomer`: only a namespace's first item (fair share while the others wait). A run that
+ * has to wait for its account's budget, or out a 429's Retry-After, lets its worker go to the next
+ * key: it goes on by itself once served (the queue keeps it in progress). Only with a queue that
+ * keeps work back (else the whole backlog would move into the budget's queue): the runs waiting
+ * so are as many as the queue let begin while the budget had room (policy.ts `admission`), a
+ * moment's worth per account, not a number per kind.
  */
 export async function runWorker(
   c: Controller,
@@ -49,14 +49,6 @@ export async function runWorker(
   }
 }
 
-/**
- * Runs waiting for budget without a worker, per kind, at most: each holds the object as read
- * before its turn; a tenant with many namespaces on slow accounts (one such run each, through
- * the newcomer worker) holds workers again past it, as it did before runs let them go.
- */
-const PARKED_MAX = 64;
-const parked = new WeakMap<Controller, number>();
-
 /** One key's run, and what its outcome asks of the queue. `waiting`: told once if it waits for budget. */
 async function runOne(
   c: Controller,
@@ -68,17 +60,14 @@ async function runOne(
   const end = o.metrics.reconcileTime.startTimer({ controller: name });
   o.metrics.activeWorkers.inc({ controller: name });
   let working = true;
-  let parks = false;
   const letGo = () => {
-    if (!working || (parked.get(c) ?? 0) >= PARKED_MAX) return;
+    if (!working) return;
     working = false;
-    parks = true;
-    parked.set(c, (parked.get(c) ?? 0) + 1);
     o.metrics.activeWorkers.dec({ controller: name });
     waiting!();
   };
   try {
-    const out = await c.engine.reconcile(key, waiting && letGo);
+    const out = await c.engine.reconcile(key, waiting && letGo, c.queue.wasFresh(key));
     if (out.retry) {
       c.queue.addRateLimited(key);
       o.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
@@ -103,7 +92,6 @@ async function runOne(
     end();
     if (working) o.metrics.activeWorkers.dec({ controller: name });
     working = false;
-    if (parks) parked.set(c, (parked.get(c) ?? 1) - 1);
     c.queue.done(key);
   }
 }

@@ -3,9 +3,10 @@
 // account goes, so the label's values are bounded by the account objects that exist. A call
 // finishing on the client of an account already gone counts nowhere (it would bring the
 // series back for good).
-import type { Priority } from '../../../api/priority.ts';
-import { PRIORITIES, type RateLimiter } from '../../../api/rate-limiter.ts';
+
 import type { CallEvent } from '../../../api/transport.ts';
+import { PRIORITIES, type RateLimiter } from '../../scheduler/budget.ts';
+import type { Priority } from '../../scheduler/priority.ts';
 import type { Metrics } from '../metrics.ts';
 import { accountLabel } from './resolve.ts';
 

@@ -1,7 +1,7 @@
 // Whether an account can serve: one cheap request proves its key, and what stops it (a stall,
 // or a retry) is an AccountFailure value the reconciler's plan turns into the account's status.
 import { ApiError, isRetryable } from '../../../api/errors.ts';
-import { withPriority } from '../../../api/rate-limiter.ts';
+import { withPriority } from '../../scheduler/budget.ts';
 import type { Phase } from '../conditions.ts';
 import type { AccountRegistry } from './registry.ts';
 

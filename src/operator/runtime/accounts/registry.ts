@@ -6,8 +6,8 @@
 // client, one budget, one observation per kind, one poll, one set of metric series) as aliases.
 import { createHash } from 'node:crypto';
 import type { EdgeClient } from '../../../api/client.ts';
-import { RateLimiter } from '../../../api/rate-limiter.ts';
 import type { CallEvent } from '../../../api/transport.ts';
+import { RateLimiter } from '../../scheduler/budget.ts';
 import type { Phase } from '../conditions.ts';
 import type { Observer } from '../observer.ts';
 import { describeAccount, INSTALLATION } from './resolve.ts';
@@ -87,13 +87,13 @@ export class AccountRegistry {
   }
 
   /** Registers a client made elsewhere (the installation's, built from the flags). */
-  adopt(id: string, url: string, client: EdgeClient): AccountEntry {
-    client.transport.limiter.onRoom = () => this.onRoom?.(id);
+  adopt(id: string, url: string, client: EdgeClient, limiter: RateLimiter): AccountEntry {
+    limiter.onRoom = () => this.onRoom?.(id);
     const e: AccountEntry = {
       id,
       url,
       client,
-      limiter: client.transport.limiter,
+      limiter,
       keyDigest: '',
       usable: true,
       verified: true,

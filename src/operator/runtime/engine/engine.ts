@@ -4,7 +4,7 @@
 // (what the API and the caches hold), plan*.ts (every decision, pure), execute.ts (the
 // writes), report.ts (status, conditions, Events). A failure is a value (failure.ts) from
 // wherever it arises to the report.
-import { type PriorityCell, withPriority } from '../../../api/rate-limiter.ts';
+import { type PriorityCell, withPriority } from '../../scheduler/budget.ts';
 import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../binding.ts';
 import { CREATE_PENDING_ANNOTATION, managedResource } from '../constants.ts';
@@ -127,8 +127,7 @@ export class Engine implements EngineContext {
     const cell = this.memos.peek(key)?.running;
     if (cell && cell.priority !== 'urgent') {
       cell.priority = 'urgent';
-      if (this.opts.accounts) this.opts.accounts.reprioritized();
-      else this.opts.api.transport.limiter.reprioritized();
+      cell.raised?.();
     }
   }
 
@@ -138,8 +137,11 @@ export class Engine implements EngineContext {
     this.opts.cache.confirm?.(key, undefined);
   }
 
-  /** `onWait`: told when a call of this run has to wait for the account's budget (see runWorker). */
-  async reconcile(key: string, onWait?: () => void): Promise<Outcome> {
+  /**
+   * `onWait`: told when a call of this run has to wait for the account's budget (see runWorker);
+   * `fresh`: the run is its namespace's newcomer, and its calls take the newcomer's turn.
+   */
+  async reconcile(key: string, onWait?: () => void, fresh = false): Promise<Outcome> {
     // a copy: the cache must only change through watch events, or old/new comparisons lie
     const resetsAtStart = this.memos.peek(key)?.resets ?? 0;
     const cached = this.opts.cache.get(key);
@@ -159,7 +161,7 @@ export class Engine implements EngineContext {
     if (p.step.action === 'release') return {};
     let result: Outcome | Failure;
     try {
-      result = await this.run(obj, p, resetsAtStart, onWait);
+      result = await this.run(obj, p, resetsAtStart, { onWait, fresh });
     } catch (err) {
       if (err instanceof ConditionError) result = err.failure;
       else if (err instanceof KubeError && isConflict(err)) return { retry: true };
@@ -187,12 +189,12 @@ export class Engine implements EngineContext {
     obj: KubeObject,
     p: ReconcilePlan,
     resetsAtStart: number,
-    onWait: (() => void) | undefined,
+    wait: Pick<PriorityCell, 'onWait' | 'fresh'>,
   ): Promise<Outcome | Failure> {
     const ctx = this.scope(obj);
     if (isFailure(ctx)) return ctx;
     const key = keyOf(obj);
-    const cell: PriorityCell = { priority: p.priority, flow: obj.metadata.namespace ?? '', onWait };
+    const cell: PriorityCell = { priority: p.priority, flow: obj.metadata.namespace ?? '', ...wait };
     this.memos.of(key).running = cell;
     const step = p.step;
     return withPriority(cell, () =>

@@ -1,6 +1,6 @@
 // What this process remembers of each object, in one place: the cache can lag behind its
 // own writes, and some decisions (a second DELETE, a repeated Event) depend on what it did.
-import type { PriorityCell } from '../../../api/rate-limiter.ts';
+import type { PriorityCell } from '../../scheduler/budget.ts';
 import { remoteDigest } from '../fingerprint.ts';
 
 export { remoteDigest, textDigest } from '../fingerprint.ts';

@@ -1,7 +1,7 @@
 // Pure decisions: from what the spec wants, what status knows, what this process remembers
 // and what the API shows, what to do. No I/O: the engine reads before and executes after.
 // The rest of the plan: plan-changes.ts (what differs), plan-delete.ts, plan-observe-only.ts.
-import type { Priority } from '../../../api/priority.ts';
+import type { Priority } from '../../scheduler/priority.ts';
 import type { AnyBinding } from '../binding.ts';
 import { type Candidate, findConflict } from '../conflicts.ts';
 import {

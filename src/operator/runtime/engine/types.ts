@@ -78,8 +78,6 @@ export interface EngineAccounts {
     kind: string,
     forDelete?: boolean,
   ): { client: EdgeClient; observer?: Observer } | { phase: Phase };
-  /** A reconcile in flight changed priority: every account's limiter re-sorts its waiters. */
-  reprioritized(): void;
 }
 
 export interface EngineOptions {

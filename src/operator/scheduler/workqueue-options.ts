@@ -1,11 +1,22 @@
 // What a work queue is told: its name and metrics, its retry backoff, and the policy it asks of
 // each item (its flow, its account, the account's cap, whether it is kept back, its priority).
-import type { Priority } from '../../api/priority.ts';
-import type { Metrics } from './metrics.ts';
+import type { Deferral } from './policy.ts';
+import type { Priority } from './priority.ts';
+
+type Labels = Record<string, string>;
+/** The queue's series (the operator's registry has them: runtime/metrics.ts). */
+export interface QueueMetrics {
+  queueAdds: { inc(labels: Labels): void };
+  queueRetries: { inc(labels: Labels): void };
+  queueDepth: { set(labels: Labels, value: number): void };
+  queueDuration: { observe(labels: Labels, value: number): void };
+  queueWait: { observe(labels: Labels, value: number): void };
+  workDuration: { observe(labels: Labels, value: number): void };
+}
 
 export interface QueueOptions<T = string> {
   name: string;
-  metrics?: Metrics;
+  metrics?: QueueMetrics;
   baseDelayMs?: number;
   maxDelayMs?: number;
   /** Overall bucket for rate-limited adds (controller-runtime: 10/s, burst 100). */
@@ -22,15 +33,11 @@ export interface QueueOptions<T = string> {
    */
   maxPerAccount?: () => number;
   /**
-   * Whether an item is kept back now: `budget` while its account already has callers enough
-   * waiting for its budget at this priority (RateLimiter.backedUp), `start` while what it needs
-   * after a start is under way (its account's first check, its kind's first list). It then
-   * stays queued here, where it holds no worker and decides nothing on state that would be old
-   * by its turn; call `kick()` when that changes. A namespace's first item (the newcomer
-   * worker's) goes anyway when only the budget keeps it, to take its turn among the namespaces
-   * waiting for the budget.
+   * Whether an item is kept back now (policy.ts `admission`): it then stays queued here, where
+   * it holds no worker and decides nothing on state that would be old by its turn; `wake()`
+   * when what it depends on changes. `newcomer`: the item is its namespace's first.
    */
-  deferred?: (item: T, priority: Priority) => Deferral;
+  deferred?: (item: T, priority: Priority, newcomer: boolean) => Deferral;
   /**
    * The priority an item takes when added without one (a retry, a reference let go): a
    * delete or an edit stays urgent whoever queues it, not only the watch event that began it.
@@ -38,8 +45,7 @@ export interface QueueOptions<T = string> {
   priorityOf?: (item: T) => Priority | undefined;
 }
 
-/** Why an item is kept back (QueueOptions.deferred), or false. */
-export type Deferral = false | 'budget' | 'start';
+export type { Deferral };
 
 /** A namespaced key's namespace (`ns/name`); '' for a cluster-scoped one. */
 export const namespaceOfKey = (key: unknown): string => {

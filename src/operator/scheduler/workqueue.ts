@@ -3,8 +3,8 @@
 // processed again afterwards), per-item exponential backoff combined with an overall
 // token bucket, and delayed adds. Waiting items are queued fairly (FairQueue): by priority
 // (creates keep a share while urgent work waits), and within one the namespaces take turns.
-import { FairQueue } from '../../api/fair-queue.ts';
-import { type Priority, PRIORITY_RANK as RANK } from '../../api/priority.ts';
+import { FairQueue } from './fair-queue.ts';
+import { type Priority, PRIORITY_RANK as RANK } from './priority.ts';
 import { RetryBackoff } from './retry-backoff.ts';
 import { type Deferral, namespaceOfKey, type QueueOptions } from './workqueue-options.ts';
 
@@ -28,9 +28,9 @@ export class WorkQueue<T = string> {
   /** Workers kept for urgent items: an edit never waits for a worker stuck behind creates. */
   private readonly urgentGetters: ((t: T | undefined) => void)[] = [];
   /**
-   * Workers kept for namespaces none of whose work is in progress: while every other worker
-   * waits for the budget with one namespace's backlog, another namespace's first item starts
-   * at once (and then takes its turn at the budget) instead of waiting for a worker to free up.
+   * Workers kept for newcomers, namespaces with nothing queued nor in progress until their item
+   * came: while every other worker is held (a hung API, runs too short to let go), another
+   * namespace's first item starts at once instead of waiting for a worker to free up.
    */
   private readonly newcomerGetters: ((t: T | undefined) => void)[] = [];
   /** Items in progress by flow. */
@@ -125,24 +125,26 @@ export class WorkQueue<T = string> {
    * whose account's budget is backed up goes only to a newcomer worker (see `deferred`).
    */
   private dispatch(item: T, priority: Priority): void {
-    const newcomer = () => (this.busy.has(this.opts.flowOf(item)) ? undefined : this.newcomerGetters.shift());
-    const kept = this.accountFull(item) ? 'start' : (this.opts.deferred?.(item, priority) ?? false);
-    const g =
-      kept === 'start'
-        ? undefined
-        : kept === 'budget'
-          ? newcomer()
-          : ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
-            this.getters.shift() ??
-            newcomer());
+    const flow = this.opts.flowOf(item);
+    const fresh = !this.busy.has(flow) && !this.queue.hasFlow(flow);
+    const g = this.mayBegin(item, priority, fresh)
+      ? ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
+        this.getters.shift() ??
+        (fresh ? this.newcomerGetters.shift() : undefined))
+      : undefined;
     if (g) {
-      this.begin(item, priority);
+      this.begin(item, priority, fresh);
       g(item);
     } else {
       this.dirty.add(item);
-      this.queue.push(item, priority, this.opts.flowOf(item));
+      this.queue.push(item, priority, flow, fresh);
     }
     this.gauge();
+  }
+
+  /** Whether the item may begin now: its account below its cap, and not kept back (`deferred`). */
+  private mayBegin(item: T, priority: Priority, fresh: boolean, cap = this.cap): boolean {
+    return !this.accountFull(item, cap) && !(this.opts.deferred?.(item, priority, fresh) ?? false);
   }
 
   /** Adds after a delay; an earlier pending delay for the item wins. */
@@ -195,7 +197,7 @@ export class WorkQueue<T = string> {
     return new Promise((resolve) => (onlyUrgent ? this.urgentGetters : this.getters).push(resolve));
   }
 
-  /** Waits for the next item of a namespace with nothing in progress; undefined once the queue shuts down. */
+  /** Waits for the next item of a newcomer namespace; undefined once the queue shuts down. */
   getNewcomer(): Promise<T | undefined> {
     const item = this.take('newcomer');
     if (item !== undefined) return Promise.resolve(item);
@@ -216,23 +218,19 @@ export class WorkQueue<T = string> {
   }
 
   /**
-   * The next item for a worker of this sort, begun; undefined if none may go now. Items of an
-   * account at its cap, or whose budget is backed up, are skipped (they stay in their place);
-   * without either, plain turn order.
+   * The next item for a worker of this sort, begun; undefined if none may go now. Items that
+   * may not begin (mayBegin) are skipped and keep their place; without a cap or `deferred`,
+   * plain turn order.
    */
   private take(sort: 'any' | 'urgent' | 'newcomer'): T | undefined {
     const cap = this.cap;
-    const deferred = this.opts.deferred;
-    // the newcomer worker's item goes though the budget is backed up, not before its start is done
-    const passes = (d: Deferral) => !d || (d === 'budget' && sort === 'newcomer');
-    const capped = Number.isFinite(cap);
     const next = this.queue.shiftWhere(
-      sort === 'newcomer' ? (flow) => !this.busy.has(flow) : () => true,
-      capped || deferred
-        ? (item, priority) =>
-            !(capped && this.accountFull(item, cap)) && passes(deferred?.(item, priority) ?? false)
+      () => true,
+      Number.isFinite(cap) || this.opts.deferred
+        ? (item, priority, fresh) => this.mayBegin(item, priority, fresh, cap)
         : undefined,
       sort === 'urgent',
+      sort === 'newcomer',
     );
     if (!next) return undefined;
     this.dirty.delete(next[0]);
@@ -240,6 +238,23 @@ export class WorkQueue<T = string> {
     this.gauge();
     return next[0];
   }
+
+  /** Workers waiting for an item, by sort (the scheduler's model test checks none waits while one may go). */
+  get idle(): { any: number; urgent: number; newcomer: number } {
+    return { any: this.getters.length, urgent: this.urgentGetters.length, newcomer: this.newcomerGetters.length };
+  }
+
+  /** The items queued, each with its priority and whether its namespace is a newcomer. */
+  *queued(): Iterable<[T, Priority, boolean]> {
+    for (const item of this.queue.items())
+      yield [item, this.queue.priorityOf(item)!, this.queue.isFresh(item)];
+  }
+
+  /** Whether the item's run began as its namespace's newcomer (its calls take the newcomer's turn at the budget). */
+  wasFresh(item: T): boolean {
+    return this.freshBegun.has(item);
+  }
+  private readonly freshBegun = new Set<T>();
 
   /**
    * The run that began found nothing to do (the watch event of its own status write, say): a
@@ -254,6 +269,7 @@ export class WorkQueue<T = string> {
     this.spent.delete(item);
     this.processing.delete(item);
     this.observing.delete(item);
+    this.freshBegun.delete(item);
     const flow = this.opts.flowOf(item);
     const n = (this.busy.get(flow) ?? 1) - 1;
     if (n > 0) this.busy.set(flow, n);
@@ -275,24 +291,19 @@ export class WorkQueue<T = string> {
       this.reAdd.delete(item);
       this.add(item, p);
     }
-    // a namespace with nothing in progress any more may have work for a newcomer worker
-    while (this.newcomerGetters.length && !this.busy.has(flow)) {
-      const next = this.take('newcomer');
-      if (next === undefined) break;
-      this.newcomerGetters.shift()!(next);
-    }
     // an account below its cap again (or the cap lifted, the last other account gone): its
     // skipped items may go to the workers waiting
-    if (account !== undefined) this.kick();
+    if (account !== undefined) this.wake();
     this.gauge();
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
   }
 
   /**
-   * Items skipped for their account (its cap, its budget backed up) may go now: hands them to
-   * the workers waiting, if any.
+   * What kept items back changed (a budget's room, an account's start or first list done, a
+   * 429's wait over, a run of a capped account ended): hands what may go now to the workers
+   * waiting, if any. The scheduler's every such change reaches here as an event (wakeups.ts).
    */
-  kick(): void {
+  wake(): void {
     if (!this.queue.size) return;
     let handed = false;
     for (const [getters, sort] of [
@@ -332,7 +343,8 @@ export class WorkQueue<T = string> {
     });
   }
 
-  private begin(item: T, priority: Priority = 'high'): void {
+  private begin(item: T, priority: Priority = 'high', fresh = false): void {
+    if (fresh) this.freshBegun.add(item);
     // the run that starts now decides again when the item is next due (its outcome's delay, a
     // failure's backoff): an earlier run's pending delay is spent. At a bulk apply most objects
     // waiting for a reference leave one, a minute long, that would hold a timer and then

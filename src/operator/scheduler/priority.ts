@@ -23,6 +23,13 @@ export interface PriorityCell {
    * while it waits (the worker may take other work meanwhile).
    */
   onWait?: () => void;
+  /**
+   * The first work of a namespace that had none queued nor in progress (the work queue's
+   * newcomer): its calls take the newcomer's turn in the budget's queue too.
+   */
+  fresh?: boolean;
+  /** Set by the budget the work waits at: told that `priority` was raised, it serves the work by it. */
+  raised?: () => void;
 }
 
 const context = new AsyncLocalStorage<PriorityCell>();

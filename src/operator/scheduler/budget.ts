@@ -1,16 +1,14 @@
-// Client-side rate limiter. The public API allows about 120 requests per minute per account
-// (its algorithm is not published): a token bucket with a small burst, refilled so that no
-// 60-second window ever holds more than `perMinute` requests (burst + rate x 60 s = perMinute).
-// The burst is kept small on purpose: a large one costs throughput for good (the rate must
-// leave room for it) and, after a pause, hands out a clump that makes the next caller wait;
-// requests evenly spaced keep an urgent caller's wait under one interval.
-// Callers wait in a FairQueue: by priority, and within one the namespaces take turns, so one
-// namespace's bulk apply does not hold another namespace's single change; urgent callers do not
-// hold creates for ever either (they keep a share: see FairQueue).
-// Callers need not all wait here: a work queue asks `backedUp` and keeps an account's further
-// work to itself while enough of it waits here to use the budget for a moment (MOMENT_MS), and
-// is told (`onRoom`) when a caller is served.
+// An account's budget: the public API allows about 120 requests per minute per account (its
+// algorithm is not published), paced as a token bucket with a small burst (paceOf). Callers wait
+// in a FairQueue: by priority, and within one the namespaces take turns (a newcomer namespace
+// every other turn), so one namespace's bulk apply does not hold another namespace's single
+// change; urgent callers do not hold creates for ever either (they keep a share: see FairQueue).
+// Few callers wait here: the work queue asks `backedUp` and keeps an account's further work to
+// itself while enough of it waits here to use the budget for a moment (MOMENT_MS); it is told
+// (`onRoom`) of every change that may let kept work go: a caller served, a 429's wait over.
+import { paceOf, type RequestGate } from '../../api/request-gate.ts';
 import { FairQueue } from './fair-queue.ts';
+import { letsGo, roomOf } from './policy.ts';
 import { currentCell, PRIORITIES, type Priority, type PriorityCell } from './priority.ts';
 
 export interface RateLimiterOptions {
@@ -38,7 +36,7 @@ interface Waiter {
   cell: PriorityCell;
 }
 
-export class RateLimiter {
+export class RateLimiter implements RequestGate {
   readonly perMinute: number;
   readonly capacity: number;
   readonly ratePerMs: number;
@@ -63,19 +61,12 @@ export class RateLimiter {
   constructor(opts: RateLimiterOptions) {
     this.perMinute = opts.perMinute;
     const finite = Number.isFinite(opts.perMinute);
-    this.capacity = finite
-      ? Math.max(1, Math.min(opts.burst ?? 2, Math.floor(opts.perMinute / 2)))
-      : Infinity;
-    // With a burst of one (a limit under 4 a minute), requests 1/rate apart after the first:
-    // a window holds 1 + floor(60 s x rate), within the limit while the rate stays under it.
-    this.ratePerMs = finite
-      ? (this.capacity === 1 ? opts.perMinute * 0.98 : opts.perMinute - this.capacity) / 60_000
-      : Infinity;
-    this.room = finite ? Math.max(1, Math.round(this.ratePerMs * MOMENT_MS)) : Infinity;
+    ({ capacity: this.capacity, ratePerMs: this.ratePerMs } = paceOf(opts.perMinute, opts.burst));
+    this.room = finite ? roomOf(this.ratePerMs, MOMENT_MS) : Infinity;
     this.tokens = this.capacity;
     // a monotonic clock: the wall clock stepped back an hour would hold every call an hour
     this.now = opts.now ?? (() => performance.now());
-    this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.sleep = opts.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms).unref()));
     this.last = this.now();
     this.maxLowWaitMs = opts.maxLowWaitMs ?? 10_000;
     this.onServed = opts.onServed;
@@ -99,14 +90,23 @@ export class RateLimiter {
    * an object's state read before its turn came), so work not begun yet is better kept back.
    */
   backedUp(priority: Priority): boolean {
-    if (this.now() < this.throttledUntil) return true;
-    if (!Number.isFinite(this.perMinute)) return false;
+    return this.throttledNow || this.waitingFor(priority) >= this.room;
+  }
+
+  /** Whether the API asked for patience (a 429's Retry-After) that is not over yet. */
+  get throttledNow(): boolean {
+    return this.now() < this.throttledUntil;
+  }
+
+  /** Callers waiting at this priority or above (0 without a limit). */
+  waitingFor(priority: Priority): number {
+    if (!Number.isFinite(this.perMinute)) return 0;
     let n = 0;
     for (const p of PRIORITIES) {
       n += this.waiters.count(p);
       if (p === priority) break;
     }
-    return n >= this.room;
+    return n;
   }
 
   /**
@@ -120,6 +120,7 @@ export class RateLimiter {
     if (!Number.isFinite(this.perMinute)) return Promise.resolve();
     const current = currentCell();
     const cell = priority ? { priority, flow: current?.flow } : (current ?? { priority: 'high' as const });
+    if (cell === current) current.raised = () => this.reprioritized();
     return new Promise((release) => {
       let served = false;
       const w = {
@@ -130,16 +131,22 @@ export class RateLimiter {
         since: this.now(),
         cell,
       };
-      this.waiters.push(w, cell.priority, cell.flow ?? '');
+      this.waiters.push(w, cell.priority, cell.flow ?? '', current?.fresh);
       void this.pump();
-      // not served at once: the work it belongs to waits for the budget
-      if (!served) current?.onWait?.();
+      // not served at once: the work it belongs to waits for the budget, and need not hold its
+      // worker unless the wait is shorter than handing the worker on is worth
+      if (!served && letsGo(this.expectedWaitMs())) current?.onWait?.();
     });
+  }
+
+  /** About how long the last caller queued waits: its place behind the others, at the refill rate. */
+  private expectedWaitMs(): number {
+    const ahead = this.waiters.size - 1;
+    return Math.max(0, ahead + 1 - this.tokens) / this.ratePerMs;
   }
 
   /** Until when the API asked for patience (a long 429's Retry-After): work not begun is kept back. */
   private throttledUntil = 0;
-  private throttleTimer?: ReturnType<typeof setTimeout>;
 
   /**
    * The API answered 429 asking for `ms`: the budget counts as backed up until then, so work not
@@ -147,20 +154,23 @@ export class RateLimiter {
    * held: each waits out its own Retry-After); its end is told like room (onRoom).
    */
   throttled(ms: number): void {
+    // the run that met it waits out the Retry-After without its worker, as for the budget
+    currentCell()?.onWait?.();
     const until = this.now() + ms;
     if (until <= this.throttledUntil) return;
     this.throttledUntil = until;
-    clearTimeout(this.throttleTimer);
-    this.throttleTimer = setTimeout(() => this.onRoom?.(), ms);
-    this.throttleTimer.unref?.();
+    // a wait extended since ends with the later one
+    void this.sleep(ms).then(() => {
+      if (!this.throttledNow) this.onRoom?.();
+    });
   }
 
-  /** A waiting caller's cell was raised: serve it by its new priority. */
+  /** A waiting caller's cell was raised (PriorityCell.raised): serve it by its new priority. */
   reprioritized(): void {
     // the waiters are as many as the workers at most: a scan is cheap
     for (const w of [...this.waiters.items()])
       if (this.waiters.priorityOf(w) !== w.cell.priority)
-        this.waiters.push(w, w.cell.priority, w.cell.flow ?? '');
+        this.waiters.push(w, w.cell.priority, w.cell.flow ?? '', w.cell.fresh);
     if (this.waiters.size) void this.pump();
   }
 

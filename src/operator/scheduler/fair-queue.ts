@@ -10,9 +10,17 @@
 // bulk delete or stream of edits would hold the other's creates for as long as it lasts. An
 // edit still waits for one create at most; observation (`low`) comes after both.
 //
+// The newcomer's turn: a flow pushed as `fresh` (a namespace with nothing queued nor in progress
+// until now) also waits on a stack of newcomers, and every other turn of a priority goes to the
+// newest of them. While a thousand namespaces each hold a backlog, one more namespace's first
+// item goes within two turns instead of a round of a thousand; the round robin still gets every
+// other turn, so the backlogs are not starved by a stream of new namespaces, and older newcomers
+// are served by it in their order.
+//
 // Every operation is O(1) amortised, whatever the number of flows or items: the busy flows of a
 // priority are a Map in turn order (a flow just served goes to the back, a new one joins at the
-// back), each flow's items a Set in arrival order, so removing an item from the middle is cheap.
+// back), each flow's items a Set in arrival order, so removing an item from the middle is cheap;
+// the newcomers' stack drops flows served or gone when it meets them.
 import { PRIORITIES, type Priority } from './priority.ts';
 
 /** While urgent and high items both wait, urgent ones take this many turns for each high one. */
@@ -37,6 +45,14 @@ export class FairQueue<T> {
   private readonly places = new Map<T, Place>();
   /** Urgent items handed out in a row while high ones waited. */
   private urgentRun = 0;
+  /** Per priority, the flows pushed fresh and not served since, newest last (stale entries dropped lazily). */
+  private readonly fresh: Record<Priority, { stack: string[]; set: Set<string> }> = {
+    urgent: { stack: [], set: new Set() },
+    high: { stack: [], set: new Set() },
+    low: { stack: [], set: new Set() },
+  };
+  /** Per priority, whether its last turn went to a newcomer. */
+  private readonly lastFresh: Record<Priority, boolean> = { urgent: false, high: false, low: false };
 
   get size(): number {
     return this.places.size;
@@ -60,14 +76,35 @@ export class FairQueue<T> {
     return this.places.get(item)?.priority;
   }
 
-  /** Queues an item at the back of its flow; an item already queued is moved there. */
-  push(item: T, priority: Priority, flow: string): void {
+  /** Whether the item's flow is a newcomer at the item's priority. */
+  isFresh(item: T): boolean {
+    const place = this.places.get(item);
+    return !!place && this.fresh[place.priority].set.has(place.flow);
+  }
+
+  /** Whether the flow has items at any priority. */
+  hasFlow(flow: string): boolean {
+    return PRIORITIES.some((p) => this.levels[p].has(flow));
+  }
+
+  /**
+   * Queues an item at the back of its flow; an item already queued is moved there. `fresh`: the
+   * flow is a newcomer (see the newcomer's turn), if it has no items at this priority yet.
+   */
+  push(item: T, priority: Priority, flow: string, fresh = false): void {
     this.remove(item);
     const level = this.levels[priority];
     let items = level.get(flow);
     if (!items) {
       items = new Set();
       level.set(flow, items);
+      if (fresh) {
+        const f = this.fresh[priority];
+        if (!f.set.has(flow)) f.stack.push(flow);
+        f.set.add(flow);
+        // entries of flows served meanwhile stay until met: keep them from piling up
+        if (f.stack.length > 2 * f.set.size + SCAN_LIMIT) f.stack = f.stack.filter((x) => f.set.has(x));
+      }
     }
     items.add(item);
     this.counts[priority]++;
@@ -81,7 +118,10 @@ export class FairQueue<T> {
     const level = this.levels[place.priority];
     const items = level.get(place.flow)!;
     items.delete(item);
-    if (!items.size) level.delete(place.flow);
+    if (!items.size) {
+      level.delete(place.flow);
+      this.fresh[place.priority].set.delete(place.flow);
+    }
     this.counts[place.priority]--;
     this.places.delete(item);
     return true;
@@ -108,9 +148,10 @@ export class FairQueue<T> {
    */
   shiftWhere(
     ok: (flow: string) => boolean,
-    okItem?: (item: T, priority: Priority) => boolean,
+    okItem?: (item: T, priority: Priority, fresh: boolean) => boolean,
     onlyUrgent = false,
-  ): [T, Priority] | undefined {
+    onlyFresh = false,
+  ): [T, Priority, boolean] | undefined {
     const order = onlyUrgent
       ? (['urgent'] as const)
       : this.counts.high && this.urgentRun >= URGENT_TURNS
@@ -118,6 +159,11 @@ export class FairQueue<T> {
         : PRIORITIES;
     for (const priority of order) {
       const level = this.levels[priority];
+      if (onlyFresh || (this.fresh[priority].set.size && !this.lastFresh[priority])) {
+        const got = this.shiftFresh(priority, ok, okItem);
+        if (got) return got;
+        if (onlyFresh) continue;
+      }
       for (const [flow, items] of level) {
         if (!ok(flow)) continue;
         let item: T | undefined;
@@ -126,8 +172,9 @@ export class FairQueue<T> {
           // a flow's items are mostly one account's: once that many in a row are refused, the
           // rest are taken to be too, so a backlog of thousands is not walked at every turn
           let refused = 0;
+          const fresh = this.fresh[priority].set.has(flow);
           for (const i of items) {
-            if (okItem(i, priority)) {
+            if (okItem(i, priority, fresh)) {
               item = i;
               break;
             }
@@ -135,16 +182,52 @@ export class FairQueue<T> {
           }
         }
         if (item === undefined) continue;
-        this.remove(item);
-        if (level.has(flow)) {
-          level.delete(flow);
-          level.set(flow, items);
-        }
-        this.urgentRun = priority === 'urgent' && this.counts.high ? this.urgentRun + 1 : 0;
-        return [item, priority];
+        return this.served(item, priority, flow, false);
       }
     }
     return undefined;
+  }
+
+  /** The newest newcomer flow's first item that `ok` and `okItem` accept (at most SCAN_LIMIT newcomers looked at). */
+  private shiftFresh(
+    priority: Priority,
+    ok: (flow: string) => boolean,
+    okItem?: (item: T, priority: Priority, fresh: boolean) => boolean,
+  ): [T, Priority, boolean] | undefined {
+    const { stack, set } = this.fresh[priority];
+    const level = this.levels[priority];
+    for (let i = stack.length - 1, looked = 0; i >= 0 && looked < SCAN_LIMIT; i--) {
+      const flow = stack[i]!;
+      if (!set.has(flow)) {
+        // served or gone since: dropped here, where it is met
+        if (i === stack.length - 1) stack.pop();
+        continue;
+      }
+      looked++;
+      if (!ok(flow)) continue;
+      const first = level.get(flow)!.values().next().value as T;
+      if (okItem && !okItem(first, priority, true)) continue;
+      return this.served(first, priority, flow, true);
+    }
+    return undefined;
+  }
+
+  /**
+   * Takes the item out and moves its flow to the back of the turns: it has had this one. The
+   * third value: whether the flow was a newcomer (`newcomerTurn`: the turn was the newcomer's).
+   */
+  private served(item: T, priority: Priority, flow: string, newcomerTurn: boolean): [T, Priority, boolean] {
+    const level = this.levels[priority];
+    const items = level.get(flow)!;
+    const fresh = this.fresh[priority].set.delete(flow);
+    this.remove(item);
+    if (level.has(flow)) {
+      level.delete(flow);
+      level.set(flow, items);
+    }
+    this.lastFresh[priority] = newcomerTurn;
+    this.urgentRun = priority === 'urgent' && this.counts.high ? this.urgentRun + 1 : 0;
+    return [item, priority, fresh];
   }
 
   /** A flow's items at this priority, in arrival order. */
