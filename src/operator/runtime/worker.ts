@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import type { WorkQueue } from '../scheduler/workqueue.ts';
 import type { AnyBinding } from './binding.ts';
+import { runKey } from './controller-loop.ts';
 import type { Engine } from './engine/index.ts';
 import type { Informer } from './informer.ts';
 import type { Metrics } from './metrics.ts';
@@ -49,8 +50,8 @@ export async function runWorker(
   }
 }
 
-/** One key's run, and what its outcome asks of the queue. `waiting`: told once if it waits for budget. */
-async function runOne(
+/** One key's run on the controller loop (controller-loop.ts). `waiting`: told once if it waits for budget. */
+function runOne(
   c: Controller,
   o: { metrics: Metrics; log: Logger },
   key: string,
@@ -66,34 +67,22 @@ async function runOne(
     o.metrics.activeWorkers.dec({ controller: name });
     waiting!();
   };
-  try {
-    const out = await c.engine.reconcile(key, waiting && letGo, c.queue.wasFresh(key));
-    if (out.retry) {
-      c.queue.addRateLimited(key);
-      o.metrics.reconcileTotal.inc({ controller: name, result: 'requeue' });
-    } else {
-      c.queue.forget(key);
-      if (out.requeueAfterMs !== undefined) c.queue.addAfter(key, out.requeueAfterMs);
-      else if (out.unchanged) c.queue.keepDelay(key);
-      o.metrics.reconcileTotal.inc({
-        controller: name,
-        result: out.requeueAfterMs ? 'requeue_after' : 'success',
-      });
-    }
-  } catch (err) {
-    o.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
-    o.metrics.reconcileErrors.inc({ controller: name });
-    o.log.warn(
-      { controller: name, object: key, err: (err as Error).message },
-      'reconcile failed; will retry',
-    );
-    c.queue.addRateLimited(key);
-  } finally {
-    end();
-    if (working) o.metrics.activeWorkers.dec({ controller: name });
-    working = false;
-    c.queue.done(key);
-  }
+  return runKey(c.queue, key, (k) => c.engine.reconcile(k, waiting && letGo, c.queue.wasFresh(k)), {
+    ended: (_, result) => o.metrics.reconcileTotal.inc({ controller: name, result }),
+    failed: (k, err) => {
+      o.metrics.reconcileTotal.inc({ controller: name, result: 'error' });
+      o.metrics.reconcileErrors.inc({ controller: name });
+      o.log.warn(
+        { controller: name, object: k, err: (err as Error).message },
+        'reconcile failed; will retry',
+      );
+    },
+    finally: () => {
+      end();
+      if (working) o.metrics.activeWorkers.dec({ controller: name });
+      working = false;
+    },
+  });
 }
 
 /**
