@@ -129,12 +129,24 @@ async function accountObjects(kube: Kube, files: KubeObject[], namespaces: strin
   return out;
 }
 
-/** Each namespace's labels (a ClusterEdgeAccount may admit by label): the files' Namespace, else the cluster's. */
-async function namespaceLabels(kube: Kube, objects: KubeObject[], namespaces: string[]) {
+/**
+ * Each namespace's labels (a ClusterEdgeAccount may admit by label): the files' Namespace, else
+ * the cluster's; none when it does not exist, or when the caller may not read it (said in `notes`).
+ */
+async function namespaceLabels(kube: Kube, objects: KubeObject[], namespaces: string[], notes: string[]) {
   const out = new Map<string, Record<string, string> | undefined>();
   for (const ns of namespaces) {
     const file = objects.find((o) => o.kind === 'Namespace' && o.metadata.name === ns);
-    const live = file ? undefined : await kube.get(NAMESPACES, undefined, ns).catch(() => undefined);
+    const live = file
+      ? undefined
+      : await kube.get(NAMESPACES, undefined, ns).catch((err) => {
+          if (isKubeNotFound(err)) return undefined;
+          if (!forbidden(err)) throw err;
+          notes.push(
+            `you may not read namespace ${ns}: its labels are not known, and a ClusterEdgeAccount that admits it only by spec.namespaceSelector is planned as not admitting it (AccountNotAllowed)`,
+          );
+          return undefined;
+        });
     out.set(ns, (file ?? live)?.metadata.labels ?? (file || live ? {} : undefined));
   }
   return out;
@@ -180,7 +192,7 @@ export async function preview(i: PreviewInput): Promise<PreviewResult> {
     installation: i.installation,
     edge: accountsOf.EdgeAccount,
     cluster: accountsOf.ClusterEdgeAccount,
-    namespaceLabels: await namespaceLabels(kube, i.objects, namespaces),
+    namespaceLabels: await namespaceLabels(kube, i.objects, namespaces, notes),
     secrets,
   });
   const digestKey = await digestKeyOf(kube, i.installation.namespace);

@@ -446,6 +446,9 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
       reason: 'KeySecretForbidden',
     });
     expect(doc.notes.join('\n')).toContain('you may not list');
+    expect(doc.notes).toContain(
+      `you may not read namespace ${w.ns}: its labels are not known, and a ClusterEdgeAccount that admits it only by spec.namespaceSelector is planned as not admitting it (AccountNotAllowed)`,
+    );
   });
 
   it("a ClusterEdgeAccount's key read from its Secret by a caller who may: the team's policy adopted with the team's key, exit 2", async () => {
