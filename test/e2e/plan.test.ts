@@ -6,7 +6,7 @@
 // from its Secret, and plan as a user who may read one account's key Secret and not another's
 // (impersonated through the kubeconfig). Exit codes 0, 2 and 1, the text and the JSON; and not
 // one write: the emulator counts no request but GETs, the API server no POST, PUT, PATCH or
-// DELETE while edgectl plans.
+// DELETE, and no object of the test's namespaces changes while edgectl plans.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,7 @@ import { createClient } from '../../src/api/client.ts';
 import { flattenOperations } from '../../src/api/operations.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
+import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import {
   edgeAccount,
@@ -110,6 +111,35 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
         out.set(line.slice(0, line.lastIndexOf(' ')), Number(line.slice(line.lastIndexOf(' ') + 1)));
     return out;
   }
+  /**
+   * Every object of the test's namespaces a plan could touch, and the test's cluster-scoped ones,
+   * by resourceVersion: what changes between two readings was written, whoever else shares the
+   * API server (its counters have no namespace).
+   */
+  async function objectVersions(): Promise<Map<string, string>> {
+    const core = (plural: string) => ({ group: '', version: 'v1', plural });
+    const kinds = [
+      ...BINDINGS.map((b) => res(b.plural)),
+      accountResource('EdgeAccount'),
+      ...['secrets', 'configmaps', 'events'].map(core),
+    ];
+    const out = new Map<string, string>();
+    const add = (
+      plural: string,
+      o: { metadata: { namespace?: string; name: string; resourceVersion?: string } },
+    ) =>
+      out.set(`${plural} ${o.metadata.namespace ?? ''}/${o.metadata.name}`, o.metadata.resourceVersion ?? '');
+    for (const ns of [w.ns, other])
+      for (const r of kinds) for (const o of (await w.kube.list(r, ns)).items) add(r.plural, o);
+    for (const o of (await w.kube.list(CEA)).items) if (o.metadata.name === cluster) add(CEA.plural, o);
+    for (const o of (await w.kube.list(NAMESPACES)).items)
+      if ([w.ns, other].includes(o.metadata.name)) add('namespaces', o);
+    return out;
+  }
+  /** The objects made, changed or gone between two readings. */
+  const changed = (before: Map<string, string>, after: Map<string, string>) =>
+    [...new Set([...before.keys(), ...after.keys()])].filter((k) => before.get(k) !== after.get(k)).sort();
+
   /** The series that grew between two readings. */
   const grew = (before: Map<string, number>, after: Map<string, number>) =>
     [...after]
@@ -132,7 +162,7 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
    */
   async function plan(files: string[], o: { more?: string[]; flags?: boolean; as?: string } = {}) {
     const snap = () => ({ all: w.emu.counters.snapshot(), team: w.emu.counters.of('team').snapshot() });
-    const [emuBefore, kubeBefore] = [snap(), await kubeWrites()];
+    const [emuBefore, kubeBefore, objectsBefore] = [snap(), await kubeWrites(), await objectVersions()];
     const api = ['--api-url', w.emu.url, '--api-key', w.emu.apiKey];
     const args = ['plan', ...files.flatMap((f) => ['-f', f]), '-n', w.ns, '--kubeconfig', o.as ?? kubeconfig];
     const r = await edgectl(
@@ -143,6 +173,7 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
     calls.all = answered(emuBefore.all, emuAfter.all);
     calls.team = answered(emuBefore.team, emuAfter.team);
     expect(notGets(calls.all)).toEqual([]);
+    expect(changed(objectsBefore, await objectVersions())).toEqual([]);
     expect(grew(kubeBefore, await kubeWrites())).toEqual([]);
     return r;
   }
@@ -178,10 +209,12 @@ describe.skipIf(!!skipReason)('edgectl plan', () => {
     await op.kill();
     op = undefined;
     // deleted while the operator is away: its finalizer keeps it, being deleted, for the plan;
-    // and the API server's counter sees that one write (what the plans are checked with)
-    const kubeBefore = await kubeWrites();
+    // and both the API server's counter and the objects' versions see that one write (what the
+    // plans are checked with)
+    const [kubeBefore, objectsBefore] = [await kubeWrites(), await objectVersions()];
     await w.kube.delete(P, w.ns, 'doomed');
     expect(grew(kubeBefore, await kubeWrites())).toEqual([expect.stringMatching(/verb="DELETE".*\+1$/)]);
+    expect(changed(objectsBefore, await objectVersions())).toEqual([`ippolicies ${w.ns}/doomed`]);
 
     // made outside the cluster: a policy of the installation's account, one of the team's; the
     // emulator's counters see both creates
