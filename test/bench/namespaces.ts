@@ -234,7 +234,7 @@ async function run(t: Target, index: number) {
       const total = w.emu.counters.total();
       samples.push([performance.now() - tw, total, total - w.emu.counters.byStatus(429)]);
       if (samples.length % 5 === 1) rss.push(rssMib(pid));
-      await sleep(Math.min(1000, WINDOW_S * 1000 - (performance.now() - tw)));
+      await sleep(Math.max(0, Math.min(1000, WINDOW_S * 1000 - (performance.now() - tw))));
     }
     const windowS = (performance.now() - tw) / 1000;
     const cpu = cpuOf(pid) - cpu0;
