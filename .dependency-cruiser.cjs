@@ -1,9 +1,31 @@
 // The rules of the architecture (docs/architecture.md), checked by `npm run check:architecture`
 // in CI: layers import only downwards, the runtime knows no kind, the engine is reached through
 // its facade, and nothing imports in a circle, type imports included.
+
+/**
+ * The runtime's rooms, lowest first: a room imports only rooms below it (and the runtime's own
+ * files at its root: names, metrics, logging, which import no room).
+ */
+const ROOMS = ['scheduler', 'kube', 'bindings', 'state', 'accounts', 'engine', 'manager'];
+const roomRules = ROOMS.slice(0, -1).map((room, i) => ({
+  name: `${room}-imports-no-room-above`,
+  severity: 'error',
+  comment: `the runtime's rooms are floors: ${ROOMS.join(' < ')}`,
+  from: { path: `^src/operator/runtime/${room}/` },
+  to: { path: `^src/operator/runtime/(${ROOMS.slice(i + 1).join('|')})/` },
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...roomRules,
+    {
+      name: 'runtime-floor-imports-no-room',
+      severity: 'error',
+      comment: "the files at the runtime's root (names, metrics, logging) are below every room",
+      from: { path: '^src/operator/runtime/[^/]+[.]ts$' },
+      to: { path: '^src/operator/runtime/[^/]+/' },
+    },
     {
       name: 'no-circular',
       severity: 'error',

@@ -33,7 +33,12 @@ export async function importBreaches(): Promise<string[]> {
   const cwd = process.cwd();
   process.chdir(ROOT);
   try {
-    const result = await cruise(['src'], { ...config.options, ruleSet: { forbidden: config.forbidden } });
+    // without `validate` the rules are not checked at all: every result would pass
+    const result = await cruise(['src'], {
+      ...config.options,
+      validate: true,
+      ruleSet: { forbidden: config.forbidden },
+    });
     const output = result.output as {
       summary: {
         violations: { rule: { name: string }; from: string; to: string; cycle?: { name: string }[] }[];

@@ -1,6 +1,6 @@
 // What a request waits for before it is sent: the client's own pace (a token bucket at the
 // account's rate), or the operator's scheduler, which orders the callers of one budget by
-// priority and namespace (src/operator/scheduler/). The client knows only this interface.
+// priority and namespace (src/operator/runtime/scheduler/). The client knows only this interface.
 
 /** Why a request is made: `urgent` a change to something that exists, `high` other work, `low` background observation. */
 export type Priority = 'urgent' | 'high' | 'low';

@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { createClient, type EdgeClient } from '../api/client.ts';
 import { apiKeyOf } from '../operator/config.ts';
-import { ConfigError } from '../operator/runtime/config-error.ts';
+import { ConfigError } from '../operator/runtime/manager/config-error.ts';
 import { keyUrl } from '../operator/settings/table.ts';
 import { CliError, EXIT } from './io.ts';
 

@@ -1,7 +1,7 @@
 // --kubeconfig and --context (kubectl's names) for every command that reads or writes a cluster,
 // and the client they make.
 import { type Command, Option } from 'commander';
-import type { Kube } from '../operator/runtime/kube.ts';
+import type { Kube } from '../operator/runtime/kube/kube.ts';
 import { CliError, EXIT } from './io.ts';
 
 export interface KubeOptions {
@@ -27,8 +27,8 @@ export async function kubeFrom(o: KubeOptions): Promise<Kube> {
   if (o.context !== undefined && !o.context.trim())
     throw new CliError('--context: a context name is required, not an empty string', EXIT.usage);
   const [{ Kube, loadKubeConfig }, { UnknownContextError }] = await Promise.all([
-    import('../operator/runtime/kube.ts'),
-    import('../operator/runtime/kube-target.ts'),
+    import('../operator/runtime/kube/kube.ts'),
+    import('../operator/runtime/kube/kube-target.ts'),
   ]);
   try {
     return new Kube(await loadKubeConfig(o.kubeconfig, o.context));

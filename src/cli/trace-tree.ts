@@ -4,10 +4,10 @@
 // or JSON. Reading the cluster and the API is the command's (commands/trace.ts).
 
 import { describeAccount, INSTALLATION } from '../operator/runtime/accounts/resolve.ts';
-import type { AnyBinding } from '../operator/runtime/binding.ts';
+import type { AnyBinding } from '../operator/runtime/bindings/binding.ts';
 import { PAUSED_ANNOTATION } from '../operator/runtime/constants.ts';
-import type { KubeObject } from '../operator/runtime/kube.ts';
-import { type OnlineTunnel, tunnelStates } from '../operator/runtime/live-tunnels.ts';
+import type { KubeObject } from '../operator/runtime/kube/kube.ts';
+import { type OnlineTunnel, tunnelStates } from '../operator/runtime/manager/live-tunnels.ts';
 import { CliError, EXIT } from './io.ts';
 import { age } from './output.ts';
 

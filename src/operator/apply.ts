@@ -4,8 +4,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { BINDINGS } from './kinds/index.ts';
-import type { Kube, KubeObject, ResourcePath } from './runtime/kube.ts';
-import { resourceUrl } from './runtime/kube.ts';
+import type { Kube, KubeObject, ResourcePath } from './runtime/kube/kube.ts';
+import { resourceUrl } from './runtime/kube/kube.ts';
 
 const BUILTIN: Record<string, ResourcePath & { namespaced: boolean }> = {
   'apiextensions.k8s.io/v1/CustomResourceDefinition': {

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { z } from 'zod';
-import { ConfigError } from './runtime/config-error.ts';
-import { parseListen } from './runtime/listen-address.ts';
+import { ConfigError } from './runtime/manager/config-error.ts';
+import { parseListen } from './runtime/manager/listen-address.ts';
 import {
   attributeOf,
   defaultOf,

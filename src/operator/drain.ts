@@ -25,7 +25,7 @@ import {
   type ResourcePath,
   resourceUrl,
   whileTransient,
-} from './runtime/kube.ts';
+} from './runtime/kube/kube.ts';
 
 export const DRAIN_POLICIES = ['Orphan', 'Retain', 'Delete'] as const;
 export type DrainPolicy = (typeof DRAIN_POLICIES)[number];

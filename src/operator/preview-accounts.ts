@@ -18,10 +18,10 @@ import {
   type Resolution,
   resolveAccount,
 } from './runtime/accounts/resolve.ts';
-import type { Condition } from './runtime/conditions.ts';
+import type { Condition } from './runtime/bindings/conditions.ts';
 import type { EngineAccounts } from './runtime/engine/index.ts';
-import type { KubeObject } from './runtime/kube.ts';
-import { secretValue } from './runtime/secrets.ts';
+import type { KubeObject } from './runtime/kube/kube.ts';
+import { secretValue } from './runtime/kube/secrets.ts';
 
 /** What the operator is configured with that decides accounts (its flags, which edgectl takes too). */
 export interface InstallationSettings {

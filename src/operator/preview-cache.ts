@@ -3,11 +3,11 @@
 // as the engine's cache (EngineCache) and Secret reader (EngineSecrets). Kubernetes is only
 // read (GET), with the caller's own rights.
 import { crdFor } from './kinds/crd.ts';
-import type { AnyBinding } from './runtime/binding.ts';
+import type { AnyBinding } from './runtime/bindings/binding.ts';
 import { managedResource } from './runtime/constants.ts';
 import type { EngineCache, EngineSecrets } from './runtime/engine/index.ts';
-import { isKubeNotFound, type Kube, KubeError, type KubeObject } from './runtime/kube.ts';
-import { secretValue } from './runtime/secrets.ts';
+import { isKubeNotFound, type Kube, KubeError, type KubeObject } from './runtime/kube/kube.ts';
+import { secretValue } from './runtime/kube/secrets.ts';
 
 export const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 export const keyIn = (kind: string, namespace: string | undefined, name: string) =>

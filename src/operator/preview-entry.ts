@@ -3,9 +3,9 @@
 // here they are only described: the wire body of a create, the fields an update changes (was
 // -> will be), the reason and message of a refusal. Secret values are never shown.
 import { isDeepStrictEqual } from 'node:util';
-import type { AnyBinding } from './runtime/binding.ts';
+import type { AnyBinding } from './runtime/bindings/binding.ts';
 import type { ModuleStep, Remote, Wanted } from './runtime/engine/index.ts';
-import { outputToInput } from './runtime/module-compare.ts';
+import { outputToInput } from './runtime/bindings/module-compare.ts';
 
 /**
  * What the operator would do with an object. `refuse`: it would be Stalled; `wait`: it could

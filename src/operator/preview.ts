@@ -9,11 +9,11 @@ import { afterApply, keyIn, keyOfObject, Overlay, PreviewSecrets, SECRETS } from
 import { type PlanEntry, placeholderId } from './preview-entry.ts';
 import { getRemote, type PlanEnv, planObject } from './preview-plan.ts';
 import { ACCOUNT_KINDS, type AccountKind, accountResource } from './runtime/accounts/kinds.ts';
-import type { AnyBinding } from './runtime/binding.ts';
+import type { AnyBinding } from './runtime/bindings/binding.ts';
 import { GROUP, ID_ANNOTATION, managedResource } from './runtime/constants.ts';
-import { DIGEST_KEY_SECRET } from './runtime/digest-key.ts';
-import { isKubeNotFound, type Kube, KubeError, type KubeObject, type ResourcePath } from './runtime/kube.ts';
-import { secretValue } from './runtime/secrets.ts';
+import { DIGEST_KEY_SECRET } from './runtime/kube/digest-key.ts';
+import { isKubeNotFound, type Kube, KubeError, type KubeObject, type ResourcePath } from './runtime/kube/kube.ts';
+import { secretValue } from './runtime/kube/secrets.ts';
 
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
 

@@ -11,16 +11,16 @@ import { BINDINGS } from './kinds/index.ts';
 import { AccountMetrics } from './runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from './runtime/accounts/registry.ts';
 import { INSTALLATION } from './runtime/accounts/resolve.ts';
-import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/digest-key.ts';
-import { Kube, KubeError, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube.ts';
-import type { KubeTarget } from './runtime/kube-target.ts';
-import type { OnlineTunnel } from './runtime/live-tunnels.ts';
+import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/kube/digest-key.ts';
+import { Kube, KubeError, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube/kube.ts';
+import type { KubeTarget } from './runtime/kube/kube-target.ts';
+import type { OnlineTunnel } from './runtime/manager/live-tunnels.ts';
 import { createLogger } from './runtime/logging.ts';
-import { Manager } from './runtime/manager.ts';
+import { Manager } from './runtime/manager/manager.ts';
 import { createMetrics, type Metrics } from './runtime/metrics.ts';
-import { kindObserver } from './runtime/observer.ts';
-import { ProbeServer } from './runtime/probes.ts';
-import { RateLimiter } from './scheduler/budget.ts';
+import { kindObserver } from './runtime/state/observer.ts';
+import { ProbeServer } from './runtime/manager/probes.ts';
+import { RateLimiter } from './runtime/scheduler/budget.ts';
 
 /** How long a refusal of the operator's credentials at start is taken for RBAC not yet in place. */
 const REFUSED_AT_START_MS = 30_000;

@@ -6,7 +6,7 @@
 // Usage: npm run bench:account-flood -- --n 400 [--rate-limit 6000]
 import { parseArgs } from 'node:util';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { createAll, metrics, pool, res, startOperator } from './lib.ts';
 import { commit, machine, writeResult } from './report.ts';
 import { benchWorld } from './world.ts';

@@ -8,7 +8,7 @@
 // Usage: npm run bench:accounts -- --n 1000 [--rate-limit 120] [--resync 2m] [--idle-periods 1.5]
 import { parseArgs } from 'node:util';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { allReady, createAll, kubeWrites, metrics, mixedObjects, startOperator, sumMetric } from './lib.ts';
 import { commit, machine, writeResult } from './report.ts';
 import { benchWorld } from './world.ts';

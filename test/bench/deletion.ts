@@ -4,7 +4,7 @@
 // operation and status while the objects go, per deleted object, beside what creating them cost.
 // Usage: npm run bench:deletion -- --n 1000   (n pairs: 2n objects)
 import { parseArgs } from 'node:util';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { apiRequests, requestsSince } from '../support/operator.ts';
 import {
   clientFor,

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { seeded } from '../../src/emulator/faults.ts';
 import type { Emulator } from '../../src/emulator/server.ts';
 import { restartApiserver } from '../../src/localcluster/cluster.ts';
-import type { Kube } from '../../src/operator/runtime/kube.ts';
+import type { Kube } from '../../src/operator/runtime/kube/kube.ts';
 import {
   allReady,
   clientFor,

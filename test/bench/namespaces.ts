@@ -20,7 +20,7 @@ import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/constants.ts';
-import type { Kube, KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { Kube, KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { NAMESPACES, obj } from '../support/operator.ts';
 import {
   createAll,

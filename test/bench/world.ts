@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import { clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
-import { Kube } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import { Kube } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 
 export interface BenchWorld {
   kube: Kube;

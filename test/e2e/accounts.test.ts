@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, createClient } from '../../src/api/client.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/constants.ts';
-import { KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { KEY_FINALIZER } from '../../src/operator/runtime/kube/holds.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   condition,
   NAMESPACES,

@@ -3,7 +3,7 @@
 // Stalled/APIRejected later. Each case here was once accepted by admission.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 import { obj, skipReason, type World, world } from './harness.ts';
 

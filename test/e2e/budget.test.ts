@@ -4,7 +4,7 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
-import { Informer } from '../../src/operator/runtime/informer.ts';
+import { Informer } from '../../src/operator/runtime/kube/informer.ts';
 import {
   condition,
   type OperatorProcess,

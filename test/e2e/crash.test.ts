@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { collect } from '../../src/api/client.ts';
 import { CREATE_PENDING_ANNOTATION } from '../../src/operator/kinds/crd-schema.ts';
-import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { obj, ready, res, skipReason, startOperator, type World, waitFor, world } from './harness.ts';
 
 let w: World;

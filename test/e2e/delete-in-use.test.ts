@@ -7,7 +7,7 @@ import { isNotFound } from '../../src/api/errors.ts';
 import { apply } from '../../src/operator/apply.ts';
 import { FORCE_DELETE_ANNOTATION } from '../../src/operator/kinds/crd-schema.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import type { KubeError } from '../../src/operator/runtime/kube.ts';
+import type { KubeError } from '../../src/operator/runtime/kube/kube.ts';
 import {
   condition,
   type OperatorProcess,

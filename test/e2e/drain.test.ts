@@ -6,7 +6,7 @@ import { drain, stopDeployment } from '../../src/operator/drain.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   type OperatorProcess,
   obj,

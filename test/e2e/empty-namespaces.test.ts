@@ -3,8 +3,8 @@
 // answers such a metadata-only list with `"items": null`; the operator must start, become
 // ready and reconcile anyway.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Informer } from '../../src/operator/runtime/informer.ts';
-import { METADATA_ONLY } from '../../src/operator/runtime/kube.ts';
+import { Informer } from '../../src/operator/runtime/kube/informer.ts';
+import { METADATA_ONLY } from '../../src/operator/runtime/kube/kube.ts';
 import { createLogger } from '../../src/operator/runtime/logging.ts';
 import {
   NAMESPACES,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';
 import { exportAccount, toYaml } from '../../src/operator/export.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { populateAccount } from '../support/account.ts';
 import {
   condition,

@@ -3,8 +3,8 @@ import { inject } from 'vitest';
 import { createClient, type EdgeClient } from '../../src/api/client.ts';
 import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/emulator/server.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
-import { Kube } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import { Kube } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 import {
   freePort,
   metrics,

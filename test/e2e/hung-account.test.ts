@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/constants.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   edgeAccount,
   NAMESPACES,

@@ -1,7 +1,7 @@
 // The informer against a real API server: watches cut over and over, objects created and
 // deleted while it is disconnected; the cache still ends equal to the server's list.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Informer } from '../../src/operator/runtime/informer.ts';
+import { Informer } from '../../src/operator/runtime/kube/informer.ts';
 import { createLogger } from '../../src/operator/runtime/logging.ts';
 import { obj, res, skipReason, type World, waitFor, world } from './harness.ts';
 

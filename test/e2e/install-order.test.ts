@@ -11,8 +11,8 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { clusterDown, clusterUp, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { Kube } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import { Kube } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 import { startOperatorProcess } from '../support/operator.ts';
 import {
   freePort,

@@ -6,7 +6,7 @@ import { collect } from '../../src/api/client.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import {
   condition,
   metric,

@@ -12,9 +12,9 @@ import { drain, parseDeploymentRef } from '../../src/operator/drain.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
-import { KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
-import { Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import { KEY_FINALIZER } from '../../src/operator/runtime/kube/holds.ts';
+import { Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 import { renderBase } from '../packaging/render-base.ts';
 import { imageEnv } from '../support/operator.ts';
 import {

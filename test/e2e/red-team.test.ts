@@ -10,8 +10,8 @@ import { parse } from 'yaml';
 import { collect, createClient } from '../../src/api/client.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
-import type { Kube, KubeObject } from '../../src/operator/runtime/kube.ts';
-import { decodeMetadata } from '../../src/operator/runtime/owner.ts';
+import type { Kube, KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import {
   condition,
   impersonating,

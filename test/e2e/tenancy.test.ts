@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/api/client.ts';
 import { FINALIZER, ID_ANNOTATION } from '../../src/operator/kinds/crd-schema.ts';
-import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 import {
   condition,

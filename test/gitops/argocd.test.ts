@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { metrics, sumMetric } from '../support/operator.ts';
 import { bin, kube, kubeconfig, repoUrl, ssa } from './harness.ts';
 import { gitopsSuite, type Tool } from './scenario.ts';

@@ -1,7 +1,7 @@
 // Flux (source-controller + kustomize-controller) syncs deploy/examples from the suite's Git
 // server with the Kustomization the README shows (prune, wait), and the five checks run.
 import { join } from 'node:path';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { apiserverRequests, bin, kube, kubeconfig, repoUrl, ssa } from './harness.ts';
 import { gitopsSuite, type Tool } from './scenario.ts';
 import { LOG_DIR, startFlux, type Tools } from './tools.ts';

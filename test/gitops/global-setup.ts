@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { cacheDir, clusterDown, clusterUp, findBinaries, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
-import { Kube } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import { Kube } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 import { createRepository, serveGit } from './git.ts';
 import { type Proc, startControllerManager } from './tools.ts';
 

@@ -9,8 +9,8 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { collect, createClient, type EdgeClient } from '../../src/api/client.ts';
 import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { Kube, type KubeObject } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import { Kube, type KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 import {
   apiRequests,
   apiWrites,

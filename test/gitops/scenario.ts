@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { collect } from '../../src/api/client.ts';
 import { isNotFound } from '../../src/api/errors.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { condition, waitFor } from '../support/operator.ts';
 import {
   apiserverDelta,

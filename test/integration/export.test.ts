@@ -9,16 +9,16 @@ import { parseAllDocuments } from 'yaml';
 import { runCli } from '../../src/cli/run-cli.ts';
 import { exportAccount } from '../../src/operator/export.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import type { RemoteBase } from '../../src/operator/runtime/binding.ts';
+import type { RemoteBase } from '../../src/operator/runtime/bindings/binding.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   covers,
   outputToInput,
   secretDigest,
   withoutSecrets,
-} from '../../src/operator/runtime/module-compare.ts';
-import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
+} from '../../src/operator/runtime/bindings/module-compare.ts';
+import { encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { populateAccount, SECRETS } from '../support/account.ts';
 import { capturedIO } from '../support/cli-io.ts';
 import { scratchDir } from '../support/scratch.ts';

@@ -11,8 +11,8 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { cacheDir, REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { Kube, type KubeObject } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import { Kube, type KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 import { condition, NAMESPACES, ready, res, waitFor } from '../support/operator.ts';
 
 export { condition, ready, res, waitFor };

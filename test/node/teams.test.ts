@@ -8,8 +8,8 @@
 // watchNamespaces, objects in a namespace not watched get no finalizer and no status.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
-import { ACCESS_FINALIZER, KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { ACCESS_FINALIZER, KEY_FINALIZER } from '../../src/operator/runtime/kube/holds.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   allReady,
   applyExamples,

@@ -3,7 +3,7 @@
 // user metadata, and one resource another installation of the operator manages. Shared by the
 // export tests (integration and e2e).
 import type { EdgeClient } from '../../src/api/client.ts';
-import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
+import { encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { selfSignedCaPem } from '../../src/util/x509.ts';
 
 export const SECRETS = {

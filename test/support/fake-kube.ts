@@ -3,7 +3,7 @@
 // the status subresource, resourceVersion preconditions (409), generation bumped by spec
 // changes only, and deletion that waits for finalizers. Events are kept for assertions.
 import { randomUUID } from 'node:crypto';
-import { KubeError, type KubeObject, type ResourcePath } from '../../src/operator/runtime/kube.ts';
+import { KubeError, type KubeObject, type ResourcePath } from '../../src/operator/runtime/kube/kube.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);

@@ -1,6 +1,6 @@
 // Every holder a Lease has had, and when one watch saw it: both ends of a leader handoff on
 // one clock (the old leader's release, the new one's take), whatever the pods' clocks say.
-import type { Kube } from '../../src/operator/runtime/kube.ts';
+import type { Kube } from '../../src/operator/runtime/kube/kube.ts';
 
 const LEASES = { group: 'coordination.k8s.io', version: 'v1', plural: 'leases' };
 

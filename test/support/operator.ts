@@ -8,8 +8,8 @@ import type { Emulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { GROUP, managedResource, VERSION } from '../../src/operator/runtime/constants.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 
 export const res = managedResource;
 /** The plural of a managed kind (throws for a kind without a binding). */

@@ -2,7 +2,7 @@
 // each account's own series, bounded by the accounts that exist, gone with the account.
 import { describe, expect, it } from 'vitest';
 import type { EdgeClient } from '../../src/api/client.ts';
-import { RateLimiter, withPriority } from '../../src/operator/scheduler/budget.ts';
+import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 import type { CallEvent } from '../../src/api/transport.ts';
 import { AccountMetrics } from '../../src/operator/runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';

@@ -16,8 +16,8 @@ import {
   resolveAccount,
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import type { EngineAccounts } from '../../src/operator/runtime/engine/index.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
-import { RateLimiter } from '../../src/operator/scheduler/budget.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { RateLimiter } from '../../src/operator/runtime/scheduler/budget.ts';
 import { type EngineWorld, engineWorld, NS } from '../support/engine-world.ts';
 
 const B = `EdgeAccount/${NS}/b`;

@@ -17,8 +17,8 @@ import {
   resolveAccount,
   urlAllowed,
 } from '../../src/operator/runtime/accounts/resolve.ts';
-import { accountRefOf } from '../../src/operator/runtime/references.ts';
-import { WorkQueue } from '../../src/operator/scheduler/workqueue.ts';
+import { accountRefOf } from '../../src/operator/runtime/state/references.ts';
+import { WorkQueue } from '../../src/operator/runtime/scheduler/workqueue.ts';
 
 const facts = (o: {
   installation?: boolean;

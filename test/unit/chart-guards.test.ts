@@ -9,8 +9,8 @@ import { evaluate } from '@marcbachmann/cel-js';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { cacheDir, REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { DIGEST_KEY_SECRET } from '../../src/operator/runtime/digest-key.ts';
-import { ACCESS_FINALIZER, KEY_FINALIZER } from '../../src/operator/runtime/holds.ts';
+import { DIGEST_KEY_SECRET } from '../../src/operator/runtime/kube/digest-key.ts';
+import { ACCESS_FINALIZER, KEY_FINALIZER } from '../../src/operator/runtime/kube/holds.ts';
 import { renderBase } from '../packaging/render-base.ts';
 
 const HELM = process.env.HELM ?? join(cacheDir(), 'bin', 'helm');

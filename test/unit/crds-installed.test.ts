@@ -7,11 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
 import { ACCOUNTS } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { missingMessage } from '../../src/operator/runtime/crds-installed.ts';
-import { type Kube, KubeError } from '../../src/operator/runtime/kube.ts';
-import { Manager } from '../../src/operator/runtime/manager.ts';
+import { missingMessage } from '../../src/operator/runtime/kube/crds-installed.ts';
+import { type Kube, KubeError } from '../../src/operator/runtime/kube/kube.ts';
+import { Manager } from '../../src/operator/runtime/manager/manager.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
-import { ProbeServer } from '../../src/operator/runtime/probes.ts';
+import { ProbeServer } from '../../src/operator/runtime/manager/probes.ts';
 
 let stop: (() => Promise<void>) | undefined;
 afterEach(async () => {

@@ -13,7 +13,7 @@ import { EXIT } from '../../src/cli/io.ts';
 import { NODE_REQUIRED, nodeTooOld } from '../../src/cli/node-check.ts';
 import { buildProgram, runCli } from '../../src/cli/run-cli.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
-import { loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { loadKubeConfig } from '../../src/operator/runtime/kube/kube.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { VERSION } from '../../src/version.ts';
 import { capturedIO } from '../support/cli-io.ts';

@@ -3,8 +3,8 @@
 // before Warnings, which say what needs a person.
 import { pino } from 'pino';
 import { expect, it } from 'vitest';
-import { EventRecorder } from '../../src/operator/runtime/events.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import { EventRecorder } from '../../src/operator/runtime/kube/events.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 
 /** An API server that takes no Event until `release()`: each one sent is written down by `say`. */
 function heldRecorder(say: (ns: string, body: Record<string, unknown>) => string) {

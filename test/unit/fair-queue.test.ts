@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, withPriority } from '../../src/operator/scheduler/budget.ts';
-import { FairQueue } from '../../src/operator/scheduler/fair-queue.ts';
-import type { Priority } from '../../src/operator/scheduler/priority.ts';
-import { WorkQueue } from '../../src/operator/scheduler/workqueue.ts';
+import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
+import { FairQueue } from '../../src/operator/runtime/scheduler/fair-queue.ts';
+import type { Priority } from '../../src/operator/runtime/scheduler/priority.ts';
+import { WorkQueue } from '../../src/operator/runtime/scheduler/workqueue.ts';
 
 // An item is `flow/name@priority` (priority `high` when left out); the queue hands them out in `order`.
 type Row = { name: string; pushed: string[]; removed?: string[]; order: string[] };

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LuaFactory } from 'wasmoon';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { conditionsFor, type Phase } from '../../src/operator/runtime/conditions.ts';
+import { conditionsFor, type Phase } from '../../src/operator/runtime/bindings/conditions.ts';
 
 type Obj = {
   metadata: { generation: number };

@@ -2,8 +2,8 @@
 // stand-in for the Kubernetes client: a namespace the operator may no longer read (403), a
 // watch a proxy closes at once, and a page token that expired in the middle of a long list.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Informer } from '../../src/operator/runtime/informer.ts';
-import { type Kube, KubeError, type KubeObject, type WatchEvent } from '../../src/operator/runtime/kube.ts';
+import { Informer } from '../../src/operator/runtime/kube/informer.ts';
+import { type Kube, KubeError, type KubeObject, type WatchEvent } from '../../src/operator/runtime/kube/kube.ts';
 import { createLogger } from '../../src/operator/runtime/logging.ts';
 
 const P = { group: 'edge.tunnel.dev', version: 'v1alpha1', plural: 'ippolicies' };

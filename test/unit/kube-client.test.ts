@@ -5,7 +5,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTransient, Kube, KubeError, whileTransient } from '../../src/operator/runtime/kube.ts';
+import { isTransient, Kube, KubeError, whileTransient } from '../../src/operator/runtime/kube/kube.ts';
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((r) => (server ? server.close(() => r()) : r())));

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPki } from '../../src/localcluster/certs.ts';
-import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube.ts';
+import { Kube, loadKubeConfig } from '../../src/operator/runtime/kube/kube.ts';
 import { scratchDir } from '../support/scratch.ts';
 
 const dir = () => scratchDir('kc-');

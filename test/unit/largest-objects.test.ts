@@ -28,8 +28,8 @@ import { USER_METADATA_MAX_BYTES } from '../../src/operator/kinds/crd-schema.ts'
 import { BODY_BUDGET } from '../../src/operator/kinds/derive.ts';
 import { HTTPSEdgeRoute } from '../../src/operator/kinds/https-edge-route.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
-import { encodeMetadata } from '../../src/operator/runtime/owner.ts';
+import type { AnyBinding } from '../../src/operator/runtime/bindings/binding.ts';
+import { encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { selfSignedCaPem } from '../../src/util/x509.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 

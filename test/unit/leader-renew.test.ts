@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import pino from 'pino';
 import { Agent } from 'undici';
 import { afterEach, expect, it } from 'vitest';
-import { Kube } from '../../src/operator/runtime/kube.ts';
-import { LeaderElector, type LeaderOptions } from '../../src/operator/runtime/leader.ts';
+import { Kube } from '../../src/operator/runtime/kube/kube.ts';
+import { LeaderElector, type LeaderOptions } from '../../src/operator/runtime/kube/leader.ts';
 
 let server: Server | undefined;
 let elector: LeaderElector | undefined;

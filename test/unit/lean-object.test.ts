@@ -2,8 +2,8 @@
 // managedFields and kubectl's last-applied annotation, nothing else changed (the engine compares
 // status with what it last wrote).
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
-import { leanObject } from '../../src/operator/runtime/lean-object.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { leanObject } from '../../src/operator/runtime/kube/lean-object.ts';
 
 const fromServer = (): KubeObject =>
   JSON.parse(

@@ -2,12 +2,12 @@
 // function, table-tested; the writing around it is the e2e suite's (controls-tunnels).
 import { describe, expect, it } from 'vitest';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   type OnlineTunnel,
   tunnelStates,
   tunnelsCondition,
-} from '../../src/operator/runtime/live-tunnels.ts';
+} from '../../src/operator/runtime/manager/live-tunnels.ts';
 
 const binding = (kind: string) => BINDINGS.find((b) => b.kind === kind)!;
 const o = (name: string, spec: Record<string, unknown>, id?: string): KubeObject => ({

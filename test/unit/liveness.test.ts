@@ -3,11 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/api/client.ts';
 import { ACCOUNTS } from '../../src/operator/kinds/accounts.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { Kube } from '../../src/operator/runtime/kube.ts';
-import { kubeconfigTarget } from '../../src/operator/runtime/kubeconfig-target.ts';
-import { Manager } from '../../src/operator/runtime/manager.ts';
+import { Kube } from '../../src/operator/runtime/kube/kube.ts';
+import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
+import { Manager } from '../../src/operator/runtime/manager/manager.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
-import { ProbeServer } from '../../src/operator/runtime/probes.ts';
+import { ProbeServer } from '../../src/operator/runtime/manager/probes.ts';
 import { unreachableKubeconfig } from '../support/scratch.ts';
 
 const IDLE_MS = 150;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mergePatch } from '../../src/operator/runtime/merge-patch.ts';
+import { mergePatch } from '../../src/operator/runtime/kube/merge-patch.ts';
 import { applyMergePatch as applyPatch } from '../support/fake-kube.ts';
 
 describe('status merge patch', () => {

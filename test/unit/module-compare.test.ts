@@ -7,8 +7,8 @@ import {
   secretDigest,
   unscopedSecretDigest,
   withoutSecrets,
-} from '../../src/operator/runtime/module-compare.ts';
-import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/owner.ts';
+} from '../../src/operator/runtime/bindings/module-compare.ts';
+import { decodeMetadata, encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 
 describe('module comparison', () => {
   it('turns Refs back into the input id fields', () => {

@@ -20,7 +20,7 @@ import { type Emulator, startEmulator } from '../../src/emulator/server.ts';
 import { crdFor, specSchema } from '../../src/operator/kinds/crd.ts';
 import { HTTPSEdgeRoute } from '../../src/operator/kinds/https-edge-route.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
+import type { AnyBinding } from '../../src/operator/runtime/bindings/binding.ts';
 import { selfSignedCaPem } from '../../src/util/x509.ts';
 import { sshPublicKey } from '../integration/harness.ts';
 

@@ -2,7 +2,7 @@
 // wants, what status knows and what the API shows -> one decision (plan.ts).
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.ts';
-import type { AnyBinding } from '../../src/operator/runtime/binding.ts';
+import type { AnyBinding } from '../../src/operator/runtime/bindings/binding.ts';
 import {
   CREATE_PENDING_ANNOTATION,
   FINALIZER,
@@ -38,14 +38,14 @@ import {
 } from '../../src/operator/runtime/engine/plan-delete.ts';
 import { observeOnlyId, planObserveOnly } from '../../src/operator/runtime/engine/plan-observe-only.ts';
 import type { Remote, Wanted } from '../../src/operator/runtime/engine/types.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   legacySecretDigest,
   secretDigest,
   unscopedSecretDigest,
-} from '../../src/operator/runtime/module-compare.ts';
-import { Listed } from '../../src/operator/runtime/observer.ts';
-import { encodeMetadata, type Owner } from '../../src/operator/runtime/owner.ts';
+} from '../../src/operator/runtime/bindings/module-compare.ts';
+import { Listed } from '../../src/operator/runtime/state/observer.ts';
+import { encodeMetadata, type Owner } from '../../src/operator/runtime/bindings/owner.ts';
 
 const KEY = 'plan-test-key';
 const CLUSTER = 'c1';

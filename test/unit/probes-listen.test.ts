@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
-import { ProbeServer } from '../../src/operator/runtime/probes.ts';
+import { ProbeServer } from '../../src/operator/runtime/manager/probes.ts';
 
 let probes: ProbeServer | undefined;
 afterEach(async () => {

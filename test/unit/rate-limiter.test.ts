@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Priority, RateLimiter, withPriority } from '../../src/operator/scheduler/budget.ts';
+import { type Priority, RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 
 function fakeClock() {
   let now = 0;

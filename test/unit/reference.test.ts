@@ -53,7 +53,7 @@ function reasonsInCode(): Map<string, string> {
 
 /** Condition types, from the Condition interface. */
 function conditionTypes(): string[] {
-  const code = readFileSync(join(SRC, 'operator/runtime/conditions.ts'), 'utf8');
+  const code = readFileSync(join(SRC, 'operator/runtime/bindings/conditions.ts'), 'utf8');
   const union = code.match(/\btype:\s*('[A-Za-z]+'(?:\s*\|\s*'[A-Za-z]+')*);/)?.[1] ?? '';
   return literals(union);
 }

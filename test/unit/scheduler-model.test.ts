@@ -7,11 +7,11 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
-import { type Controller, runWorker } from '../../src/operator/runtime/worker.ts';
-import { RateLimiter, withPriority } from '../../src/operator/scheduler/budget.ts';
-import { accountCap, admission } from '../../src/operator/scheduler/policy.ts';
-import type { Priority } from '../../src/operator/scheduler/priority.ts';
-import { WorkQueue } from '../../src/operator/scheduler/workqueue.ts';
+import { type Controller, runWorker } from '../../src/operator/runtime/manager/worker.ts';
+import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
+import { accountCap, admission } from '../../src/operator/runtime/scheduler/policy.ts';
+import type { Priority } from '../../src/operator/runtime/scheduler/priority.ts';
+import { WorkQueue } from '../../src/operator/runtime/scheduler/workqueue.ts';
 
 const NAMESPACES = ['a', 'b', 'c', 'd', 'e'];
 const ACCOUNTS = ['x', 'y'];

@@ -1,4 +1,4 @@
-// The scheduler's decisions as tables (src/operator/scheduler/policy.ts): whether an item may
+// The scheduler's decisions as tables (src/operator/runtime/scheduler/policy.ts): whether an item may
 // begin, how many callers a budget lets wait, how many workers one account holds, and whether a
 // run waiting for its budget lets its worker go.
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import {
   LET_GO_MS,
   letsGo,
   roomOf,
-} from '../../src/operator/scheduler/policy.ts';
+} from '../../src/operator/runtime/scheduler/policy.ts';
 
 const base: AdmissionFacts = {
   priority: 'high',

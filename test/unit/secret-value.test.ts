@@ -1,7 +1,7 @@
 // A Secret's value at a key a user names (an object's secretKeyRef, an account's apiKeySecretRef):
 // only the Secret's own keys count, whatever the name.
 import { describe, expect, it } from 'vitest';
-import { secretValue } from '../../src/operator/runtime/secrets.ts';
+import { secretValue } from '../../src/operator/runtime/kube/secrets.ts';
 
 const secret = { metadata: { name: 's' }, data: JSON.parse('{"token":"dG9rZW4=","__proto__":"cA=="}') };
 

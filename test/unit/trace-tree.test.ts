@@ -16,7 +16,7 @@ import {
   traceExit,
 } from '../../src/cli/trace-tree.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 
 const NOW = Date.parse('2025-06-01T12:00:00Z');
 const ago = (s: number) => new Date(NOW - s * 1000).toISOString();

@@ -6,7 +6,7 @@ import { REDACTED, redactCredentials } from '../../src/api/redact.ts';
 import { parseRetryAfter } from '../../src/api/retry-after.ts';
 import type { CallEvent } from '../../src/api/transport.ts';
 import { fillMessage, SERVED } from '../../src/emulator/catalogue.ts';
-import { RateLimiter, withPriority } from '../../src/operator/scheduler/budget.ts';
+import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 import reference from '../integration/public-errors.reference.json' with { type: 'json' };
 
 /** Every page of the public error reference: what the emulator serves and the rest. */

@@ -19,8 +19,8 @@ import {
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import { adoptionRefused } from '../../src/operator/runtime/engine/plan.ts';
 import { deleteGuard } from '../../src/operator/runtime/engine/plan-delete.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube.ts';
-import { encodeMetadata, type Owner } from '../../src/operator/runtime/owner.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { encodeMetadata, type Owner } from '../../src/operator/runtime/bindings/owner.ts';
 
 const facts = (o: { installation?: boolean; adoptFrom?: string[] } = {}): AccountFacts => ({
   installationEnabled: o.installation ?? true,

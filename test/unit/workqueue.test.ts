@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WorkQueue } from '../../src/operator/scheduler/workqueue.ts';
+import { WorkQueue } from '../../src/operator/runtime/scheduler/workqueue.ts';
 
 describe('work queue', () => {
   it('de-duplicates queued items', async () => {

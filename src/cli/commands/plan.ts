@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { parseAllDocuments } from 'yaml';
-import type { KubeObject } from '../../operator/runtime/kube.ts';
+import type { KubeObject } from '../../operator/runtime/kube/kube.ts';
 import { CLUSTER_ID } from '../../operator/settings/table.ts';
 import { clientFrom, withApiOptions } from '../api-options.ts';
 import { CliError, type CliIO, EXIT } from '../io.ts';

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { collect } from '../../api/client.ts';
-import type { KubeList } from '../../operator/runtime/kube.ts';
+import type { KubeList } from '../../operator/runtime/kube/kube.ts';
 import { clientFrom, withApiOptions } from '../api-options.ts';
 import { CliError, type CliIO, EXIT } from '../io.ts';
 import { kubeFrom, withKubeOptions } from '../kube-options.ts';
@@ -25,7 +25,7 @@ export function traceCommand(io: CliIO): Command {
       await Promise.all([
         import('../../operator/kinds/index.ts'),
         import('../trace-tree.ts'),
-        import('../../operator/runtime/kube.ts'),
+        import('../../operator/runtime/kube/kube.ts'),
         import('../../operator/runtime/constants.ts'),
       ]);
     const { binding, name } = tree.parseTarget(target, BINDINGS);

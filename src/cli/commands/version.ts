@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import type { KubeObject } from '../../operator/runtime/kube.ts';
+import type { KubeObject } from '../../operator/runtime/kube/kube.ts';
 import { VERSION } from '../../version.ts';
 import { CliError, type CliIO } from '../io.ts';
 import { kubeFrom, withKubeOptions } from '../kube-options.ts';
@@ -69,7 +69,7 @@ export function versionCommand(io: CliIO): Command {
       notFound(firstLine(err));
       return;
     }
-    const { KubeError, resourceUrl } = await import('../../operator/runtime/kube.ts');
+    const { KubeError, resourceUrl } = await import('../../operator/runtime/kube/kube.ts');
     const ns = o.namespace as string | undefined;
     const where = ns ? `in namespace ${ns}` : 'in any namespace';
     let items: Deployment[];

@@ -1,6 +1,6 @@
 // CRD objects generated from the bindings' zod schemas.
 import { z } from 'zod';
-import type { AnyBinding } from '../runtime/binding.ts';
+import type { AnyBinding } from '../runtime/bindings/binding.ts';
 import { ACCOUNT_REF_RULE, AccountRef } from './accounts.ts';
 import { cel, commonSpec, commonStatus, crdEnvelope, structural } from './crd-schema.ts';
 

@@ -14,7 +14,7 @@ import {
   type ResolveRef,
   type ResolveSecret,
   type SecretReference,
-} from '../runtime/binding.ts';
+} from '../runtime/bindings/binding.ts';
 import { cel, doc, immutable, ruled, ruledMap, SecretKeyRef } from './crd-schema.ts';
 import { camel } from './names.ts';
 

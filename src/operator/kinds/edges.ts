@@ -5,7 +5,7 @@ import type {
   TLSEdge as LRemote,
   TCPEdge as TRemote,
 } from '../../api/schemas/edges.ts';
-import { compact, crudApi, defineBinding } from '../runtime/binding.ts';
+import { compact, crudApi, defineBinding } from '../runtime/bindings/binding.ts';
 import { cel, doc } from './crd-schema.ts';
 import {
   backendIdsOf,

@@ -20,7 +20,7 @@ import {
   WebhookVerificationModuleIn,
   WebsocketTCPConverterModuleIn,
 } from '../../api/schemas/modules.ts';
-import { compact, defineBinding, type ModuleBinding } from '../runtime/binding.ts';
+import { compact, defineBinding, type ModuleBinding } from '../runtime/bindings/binding.ts';
 import { cel, doc } from './crd-schema.ts';
 import { camel, noSecrets, type Plan } from './derive.ts';
 import { kindSpec, type ModuleOf, moduleOf } from './kind-spec.ts';

@@ -1,4 +1,4 @@
-import type { AnyBinding } from '../runtime/binding.ts';
+import type { AnyBinding } from '../runtime/bindings/binding.ts';
 import { HTTPSEdge, TCPEdge, TLSEdge } from './edges.ts';
 import { HTTPSEdgeRoute } from './https-edge-route.ts';
 import { IPPolicy } from './ip-policy.ts';

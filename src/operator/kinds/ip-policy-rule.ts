@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IPPolicyRuleCreate, IPPolicyRuleUpdate, type IPPolicyRule as Remote } from '../../api/schemas/ip.ts';
-import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { crudApi, defineBinding } from '../runtime/bindings/binding.ts';
 import { doc } from './crd-schema.ts';
 import { kindSpec } from './kind-spec.ts';
 import { refOrIDChoice } from './shared-fields.ts';

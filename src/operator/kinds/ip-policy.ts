@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { IPPolicy as Remote } from '../../api/schemas/ip.ts';
-import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { crudApi, defineBinding } from '../runtime/bindings/binding.ts';
 
 export const IPPolicy = defineBinding<Record<string, never>, Remote, Record<string, never>>({
   kind: 'IPPolicy',

@@ -4,7 +4,7 @@ import {
   IPRestrictionUpdate,
   type IPRestriction as Remote,
 } from '../../api/schemas/ip.ts';
-import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { crudApi, defineBinding } from '../runtime/bindings/binding.ts';
 import { doc } from './crd-schema.ts';
 import { kindSpec } from './kind-spec.ts';
 import { policyChoice } from './shared-fields.ts';

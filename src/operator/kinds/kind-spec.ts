@@ -1,7 +1,7 @@
 // A kind's spec and a module's field, derived from the API's bodies (derive.ts): what each
 // binding declares is only what the wire cannot say.
 import type { z } from 'zod';
-import type { ExportContext, ResolveRef } from '../runtime/binding.ts';
+import type { ExportContext, ResolveRef } from '../runtime/bindings/binding.ts';
 import { doc } from './crd-schema.ts';
 import { derive, noSecrets, type Plan, type WireContext } from './derive.ts';
 

@@ -10,7 +10,7 @@ import {
   MutualTLSModuleIn,
   TLSTerminationModuleIn,
 } from '../../api/schemas/modules.ts';
-import { type ExportContext, type ModuleBinding, refOrID } from '../runtime/binding.ts';
+import { type ExportContext, type ModuleBinding, refOrID } from '../runtime/bindings/binding.ts';
 import { rawIds } from '../runtime/engine/index.ts';
 import { doc, exactlyOne, immutable, localRef, noRepeats, ruled } from './crd-schema.ts';
 import type { Replacement } from './derive.ts';

@@ -4,7 +4,7 @@ import {
   TunnelGroupBackendCreate,
   TunnelGroupBackendUpdate,
 } from '../../api/schemas/backends.ts';
-import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { crudApi, defineBinding } from '../runtime/bindings/binding.ts';
 import { doc } from './crd-schema.ts';
 import { kindSpec } from './kind-spec.ts';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { type WeightedBackend as Remote, Weight } from '../../api/schemas/backends.ts';
-import { crudApi, defineBinding } from '../runtime/binding.ts';
+import { crudApi, defineBinding } from '../runtime/bindings/binding.ts';
 import { cel, doc } from './crd-schema.ts';
 import { crdOf } from './derive.ts';
 import { BackendID, BackendRef, backendIdsOf, backendRefOrID } from './shared-fields.ts';

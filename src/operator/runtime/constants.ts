@@ -16,3 +16,6 @@ export const PAUSED_ANNOTATION = `${GROUP}/paused`;
 export const RECONCILE_REQUESTED_ANNOTATION = `${GROUP}/reconcile-requested-at`;
 /** Partitions objects between installations in one cluster (like an IngressClass). */
 export const INSTANCE_LABEL = `${GROUP}/instance`;
+
+/** The EdgeAccount a namespace's objects use when they name none (and the installation's account is off). */
+export const DEFAULT_ACCOUNT_NAME = 'default';

@@ -1,8 +1,8 @@
 // How a setting's value is read: each kind is its argument in --help, its bounds, and a zod
 // schema whose refusal is one line naming the flag and the rule.
 import { z } from 'zod';
-import { ConfigError } from '../runtime/config-error.ts';
-import { parseListen } from '../runtime/listen-address.ts';
+import { ConfigError } from '../runtime/manager/config-error.ts';
+import { parseListen } from '../runtime/manager/listen-address.ts';
 import { boundedDuration, boundedNumber, formatMs, parseBool, quote, splitList } from './values.ts';
 
 /** What commander hands over for a flag or env var: a string, true for a bare switch, or nothing. */

@@ -2,8 +2,8 @@
 // value. The flags and --help (config.ts), the checks, and the flag table in
 // docs/reference.md (`npm run docs`, a test fails when stale) all derive from this table.
 import { normalizeUrl } from '../runtime/accounts/resolve.ts';
-import { ConfigError } from '../runtime/config-error.ts';
-import { parseListen } from '../runtime/listen-address.ts';
+import { ConfigError } from '../runtime/manager/config-error.ts';
+import { parseListen } from '../runtime/manager/listen-address.ts';
 import {
   address,
   bool,

@@ -1,7 +1,7 @@
 // The rules a setting's value follows, each refusal one line naming the flag and the rule.
 // Plain decimal only: what Number() or a YAML parser would also take (1e1, 0x10, " 4", +4,
 // Infinity) is a typo or a template rendering a float.
-import { ConfigError } from '../runtime/config-error.ts';
+import { ConfigError } from '../runtime/manager/config-error.ts';
 
 /** A value quoted for an error message: control characters escaped, so the message stays one line. */
 export const quote = (v: string) => JSON.stringify(v);

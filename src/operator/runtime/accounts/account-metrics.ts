@@ -5,9 +5,9 @@
 // series back for good).
 
 import type { CallEvent } from '../../../api/transport.ts';
-import { PRIORITIES, type RateLimiter } from '../../scheduler/budget.ts';
-import type { Priority } from '../../scheduler/priority.ts';
 import type { Metrics } from '../metrics.ts';
+import { PRIORITIES, type RateLimiter } from '../scheduler/budget.ts';
+import type { Priority } from '../scheduler/priority.ts';
 import { accountLabel } from './resolve.ts';
 
 export class AccountMetrics {

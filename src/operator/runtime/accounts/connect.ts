@@ -2,8 +2,8 @@
 // from its Secret and proved with one cheap request, its client in the registry. A refusal is
 // a value (AccountFailure) the reconciler's plan turns into the account's status.
 import type { Logger } from 'pino';
-import { isKubeNotFound, type Kube, KubeError, type KubeObject } from '../kube.ts';
-import { secretValue } from '../secrets.ts';
+import { isKubeNotFound, type Kube, KubeError, type KubeObject } from '../kube/kube.ts';
+import { secretValue } from '../kube/secrets.ts';
 import type { AccountKind, AccountSpec } from './kinds.ts';
 import { type AccountLimits, edgeAccountRefusal } from './limits.ts';
 import { type Connected, failed, type KeyProbe, REFUSED_RETRY_MS, stalled } from './probe.ts';

@@ -7,12 +7,12 @@
 // reconciler runs (controller-loop.ts), the finalizer the one helper's (finalizer.ts).
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { WorkQueue } from '../../scheduler/workqueue.ts';
-import { type LoopOutcome, runLoop } from '../controller-loop.ts';
-import { type FinalizerEvent, finalizer } from '../finalizer.ts';
-import { Informer, type InformerOptions, keyAt } from '../informer.ts';
-import type { Kube, KubeObject } from '../kube.ts';
-import type { References } from '../references.ts';
+import { type FinalizerEvent, finalizer } from '../kube/finalizer.ts';
+import { Informer, type InformerOptions, keyAt } from '../kube/informer.ts';
+import type { Kube, KubeObject } from '../kube/kube.ts';
+import { type LoopOutcome, runLoop } from '../scheduler/controller-loop.ts';
+import { WorkQueue } from '../scheduler/workqueue.ts';
+import type { References } from '../state/references.ts';
 import { connect, secretNamespace } from './connect.ts';
 import { KeyHolds } from './key-hold.ts';
 import { type AccountKind, type AccountSpec, accountResource } from './kinds.ts';

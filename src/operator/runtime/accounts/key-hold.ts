@@ -5,8 +5,8 @@
 // loses it when none has (a ClusterEdgeAccount's Secret lives in the platform's namespace, not
 // in a tenant's: it is not held).
 import type { Logger } from 'pino';
-import { Holds, KEY_FINALIZER } from '../holds.ts';
-import type { Kube } from '../kube.ts';
+import { Holds, KEY_FINALIZER } from '../kube/holds.ts';
+import type { Kube } from '../kube/kube.ts';
 
 const SECRETS = { group: '', version: 'v1', plural: 'secrets' };
 

@@ -2,7 +2,7 @@
 // has in use, and how large a budget an EdgeAccount may claim. Each account in use costs a
 // client, a budget, a bulk observation per kind, its metric series and a poll a minute; a
 // tenant's budget beyond the installation's would only turn into 429s from the API. Pure.
-import type { KubeObject } from '../kube.ts';
+import type { KubeObject } from '../kube/kube.ts';
 
 export interface AccountLimits {
   /** EdgeAccounts one namespace may have in use: the oldest are served. */

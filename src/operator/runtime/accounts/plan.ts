@@ -2,8 +2,8 @@
 // with the facts gathered (the account, its users, its registry entry, whether every cache has
 // listed, its connection as a value), when a deleted account may go, and what it says
 // meanwhile. Tested by tables (test/unit/account-plan.test.ts, test/unit/accounts.test.ts).
-import type { Phase } from '../conditions.ts';
-import type { FinalizerEvent } from '../finalizer.ts';
+import type { Phase } from '../bindings/conditions.ts';
+import type { FinalizerEvent } from '../kube/finalizer.ts';
 import { ACCOUNT_RESYNC_MS, type Connected } from './probe.ts';
 
 /** How soon a deleted account whose objects may not all be listed yet is looked at again. */

@@ -1,8 +1,8 @@
 // Whether an account can serve: one cheap request proves its key, and what stops it (a stall,
 // or a retry) is an AccountFailure value the reconciler's plan turns into the account's status.
 import { ApiError, isRetryable } from '../../../api/errors.ts';
-import { withPriority } from '../../scheduler/budget.ts';
-import type { Phase } from '../conditions.ts';
+import type { Phase } from '../bindings/conditions.ts';
+import { withPriority } from '../scheduler/budget.ts';
 import type { AccountRegistry } from './registry.ts';
 
 /** An account looks at its Secret (rotation) and its counts this often. */

@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import type { EdgeClient } from '../../../api/client.ts';
 import type { CallEvent } from '../../../api/transport.ts';
-import { RateLimiter } from '../../scheduler/budget.ts';
-import type { Phase } from '../conditions.ts';
-import type { Observer } from '../observer.ts';
+import type { Phase } from '../bindings/conditions.ts';
+import { RateLimiter } from '../scheduler/budget.ts';
+import type { Observer } from '../state/observer.ts';
 import { describeAccount, INSTALLATION } from './resolve.ts';
 
 export interface ClientFactory {

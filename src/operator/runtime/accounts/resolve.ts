@@ -5,7 +5,10 @@ import type { AccountKind, AccountRef, LabelSelector } from './kinds.ts';
 
 /** The installation's own account (the operator's flags and Secret). */
 export const INSTALLATION = 'installation';
-export const DEFAULT_ACCOUNT_NAME = 'default';
+
+import { DEFAULT_ACCOUNT_NAME } from '../constants.ts';
+
+export { DEFAULT_ACCOUNT_NAME };
 
 /** An account's identity: `installation`, `EdgeAccount/<ns>/<name>` or `ClusterEdgeAccount/<name>`. */
 export const accountId = (kind: AccountKind, namespace: string | undefined, name: string): string =>

@@ -1,9 +1,9 @@
 // An account's status: its kstatus conditions, the URL it uses, the objects using it (a few
 // named) and its last minute's requests; written only when something changed.
 import type { Logger } from 'pino';
-import { type Condition, conditionsFor, type Phase } from '../conditions.ts';
-import type { Kube, KubeObject } from '../kube.ts';
-import { mergePatch } from '../merge-patch.ts';
+import { type Condition, conditionsFor, type Phase } from '../bindings/conditions.ts';
+import type { Kube, KubeObject } from '../kube/kube.ts';
+import { mergePatch } from '../kube/merge-patch.ts';
 import { type AccountKind, type AccountStatusFields as AccountStatus, accountResource } from './kinds.ts';
 import type { AccountRegistry } from './registry.ts';
 import { accountId } from './resolve.ts';

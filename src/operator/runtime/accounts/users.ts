@@ -1,8 +1,8 @@
 // The objects using an account, from the managed kinds' caches: those that work with it, and
 // those whose status says they hold a resource in it (where the operator could have written that).
 import { FINALIZER } from '../constants.ts';
-import type { KubeObject } from '../kube.ts';
-import type { References } from '../references.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import type { References } from '../state/references.ts';
 import { accountRefKey, type Resolution } from './resolve.ts';
 
 export interface UsersSource {

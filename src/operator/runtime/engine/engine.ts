@@ -4,12 +4,13 @@
 // (what the API and the caches hold), plan*.ts (every decision, pure), execute.ts (the
 // writes), report.ts (status, conditions, Events). A failure is a value (failure.ts) from
 // wherever it arises to the report.
-import { type PriorityCell, withPriority } from '../../scheduler/budget.ts';
+
 import { holdingAccount } from '../accounts/resolve.ts';
-import type { AnyBinding } from '../binding.ts';
+import type { AnyBinding } from '../bindings/binding.ts';
 import { CREATE_PENDING_ANNOTATION, managedResource } from '../constants.ts';
-import { keyOf } from '../informer.ts';
-import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube.ts';
+import { keyOf } from '../kube/informer.ts';
+import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube/kube.ts';
+import { type PriorityCell, withPriority } from '../scheduler/budget.ts';
 import * as execute from './execute.ts';
 import { ConditionError, type Failure, failure, fromStall, isFailure } from './failure.ts';
 import { distrustForgedStatus } from './forged-status.ts';

@@ -7,10 +7,10 @@ import {
   type FinalizerTarget,
   removeFinalizer as remove,
   withFinalizer,
-} from '../finalizer.ts';
-import { keyOf } from '../informer.ts';
-import type { KubeObject } from '../kube.ts';
-import { patchMeta as patchObjectMeta } from '../object-meta.ts';
+} from '../kube/finalizer.ts';
+import { keyOf } from '../kube/informer.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import { patchMeta as patchObjectMeta } from '../kube/object-meta.ts';
 import { call, type Failure, failure } from './failure.ts';
 import { type ModuleStep, moduleChanges, updateEvent } from './plan-changes.ts';
 import { deleteFailure } from './plan-delete.ts';

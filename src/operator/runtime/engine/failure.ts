@@ -2,7 +2,7 @@
 // Only an API call's failure travels as an exception (ConditionError), from the call to the
 // one place in the engine that turns it back into a value.
 import { ApiError, isRetryable } from '../../../api/errors.ts';
-import type { Phase } from '../conditions.ts';
+import type { Phase } from '../bindings/conditions.ts';
 import type { EngineContext, Outcome } from './types.ts';
 
 /** The longest wait a Retry-After may set for an object's next attempt. */

@@ -2,8 +2,8 @@
 // anyone who may write status (a GitOps or CI service account with `*/status`).
 import { describeAccount, forgedAccount } from '../accounts/resolve.ts';
 import { CREATE_PENDING_ANNOTATION } from '../constants.ts';
-import type { EventRecorder } from '../events.ts';
-import type { KubeObject } from '../kube.ts';
+import type { EventRecorder } from '../kube/events.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import { type EngineAccounts, statusOf } from './types.ts';
 
 /**

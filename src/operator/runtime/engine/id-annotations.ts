@@ -1,7 +1,7 @@
 // The id annotation (`edge.tunnel.dev/id`), written when the operator is idle: a restore from a
 // backup without status (Velero's default) finds the resource by it. Replaces the create-pending mark.
 import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION } from '../constants.ts';
-import { KubeError } from '../kube.ts';
+import { KubeError } from '../kube/kube.ts';
 import { patchMeta } from './execute.ts';
 import { isPaused } from './plan.ts';
 import { type EngineContext, statusOf } from './types.ts';

@@ -1,9 +1,9 @@
 // What this process remembers of each object, in one place: the cache can lag behind its
 // own writes, and some decisions (a second DELETE, a repeated Event) depend on what it did.
-import type { PriorityCell } from '../../scheduler/budget.ts';
-import { remoteDigest } from '../fingerprint.ts';
+import type { PriorityCell } from '../scheduler/budget.ts';
+import { remoteDigest } from '../state/fingerprint.ts';
 
-export { remoteDigest, textDigest } from '../fingerprint.ts';
+export { remoteDigest, textDigest } from '../state/fingerprint.ts';
 
 /**
  * A status's fingerprint, the same way. kube-apiserver writes an object's keys in one order, so

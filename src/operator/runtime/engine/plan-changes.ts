@@ -1,16 +1,16 @@
 // Pure: what differs between what an object wants and what the API holds, field by field and
 // module by module; the patch and the module steps that put it right.
 import { isDeepStrictEqual } from 'node:util';
-import type { AnyBinding, Common } from '../binding.ts';
-import type { KubeObject } from '../kube.ts';
+import type { AnyBinding, Common } from '../bindings/binding.ts';
 import {
   covers,
   earlierDigestMatches,
   outputToInput,
   secretDigest,
   withoutSecrets,
-} from '../module-compare.ts';
-import { decodeMetadata } from '../owner.ts';
+} from '../bindings/module-compare.ts';
+import { decodeMetadata } from '../bindings/owner.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import type { Remote, Status, Wanted } from './types.ts';
 
 /** A decision not to go on, with the condition's reason and message. */

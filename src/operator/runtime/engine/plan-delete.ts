@@ -1,10 +1,10 @@
 // Pure decisions of a deletion: whether to DELETE, keep or wait; whether the resource is this
 // object's to DELETE; which resource that is; and what a failed DELETE means.
 import { ApiError, isNotFound } from '../../../api/errors.ts';
-import type { Phase } from '../conditions.ts';
+import type { Phase } from '../bindings/conditions.ts';
+import { decodeMetadata, type Owner } from '../bindings/owner.ts';
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../constants.ts';
-import type { KubeObject } from '../kube.ts';
-import { decodeMetadata, type Owner } from '../owner.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import { adoptionRefused, isObserveOnly } from './plan.ts';
 import type { Seen } from './types.ts';
 

@@ -1,10 +1,10 @@
 // Pure decisions of observe-only (`managementPolicy: Observe`): which resource to read, and
 // what to report of it. Nothing is ever written to the account.
-import type { AnyBinding } from '../binding.ts';
-import type { Phase } from '../conditions.ts';
+import type { AnyBinding } from '../bindings/binding.ts';
+import type { Phase } from '../bindings/conditions.ts';
+import { decodeMetadata } from '../bindings/owner.ts';
 import { ID_ANNOTATION } from '../constants.ts';
-import type { KubeObject } from '../kube.ts';
-import { decodeMetadata } from '../owner.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import { adoptionRefused, type OwnerState, ownerOf, ownership } from './plan.ts';
 import { driftOf, type Stall, stallWith } from './plan-changes.ts';
 import type { Remote, Seen, Status, Wanted } from './types.ts';

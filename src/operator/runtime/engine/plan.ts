@@ -1,9 +1,9 @@
 // Pure decisions: from what the spec wants, what status knows, what this process remembers
 // and what the API shows, what to do. No I/O: the engine reads before and executes after.
 // The rest of the plan: plan-changes.ts (what differs), plan-delete.ts, plan-observe-only.ts.
-import type { Priority } from '../../scheduler/priority.ts';
-import type { AnyBinding } from '../binding.ts';
-import { type Candidate, findConflict } from '../conflicts.ts';
+
+import type { AnyBinding } from '../bindings/binding.ts';
+import { decodeMetadata, type Owner } from '../bindings/owner.ts';
 import {
   CREATE_PENDING_ANNOTATION,
   FINALIZER,
@@ -11,9 +11,10 @@ import {
   PAUSED_ANNOTATION,
   RECONCILE_REQUESTED_ANNOTATION,
 } from '../constants.ts';
-import type { KubeObject } from '../kube.ts';
-import type { Snapshot } from '../observer.ts';
-import { decodeMetadata, type Owner } from '../owner.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import type { Priority } from '../scheduler/priority.ts';
+import { type Candidate, findConflict } from '../state/conflicts.ts';
+import type { Snapshot } from '../state/observer.ts';
 import { CONFLICT_RECHECK_MS } from './failure.ts';
 import { type LastSync, statusDigest } from './memo.ts';
 import {

@@ -2,12 +2,12 @@
 // list when fresh for the object, else a GET), its id, the owner its marker names, the
 // objects and resources it may collide with, and the resource a create before a crash left.
 import { isNotFound } from '../../../api/errors.ts';
-import { ConflictKeys } from '../conflicts.ts';
+import { decodeMetadata } from '../bindings/owner.ts';
 import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION } from '../constants.ts';
-import { keyOf } from '../informer.ts';
-import type { KubeObject } from '../kube.ts';
-import { idsUnder, type Snapshot } from '../observer.ts';
-import { decodeMetadata } from '../owner.ts';
+import { keyOf } from '../kube/informer.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import { ConflictKeys } from '../state/conflicts.ts';
+import { idsUnder, type Snapshot } from '../state/observer.ts';
 import { call, type Failure, failure } from './failure.ts';
 import { type ConflictInput, needsOwnerState, ownerOf, unfoundCreate } from './plan.ts';
 import type { EngineContext, Remote, RemoteReader, Seen, Status, Wanted } from './types.ts';

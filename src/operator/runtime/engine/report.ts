@@ -1,10 +1,10 @@
 // Outcomes into status, conditions and Events: a sync, an observe-only read, the pause, and
 // a Failure's status, Event and retry.
-import { type Condition, conditionsFor, type Phase } from '../conditions.ts';
+import { type Condition, conditionsFor, type Phase } from '../bindings/conditions.ts';
 import { ID_ANNOTATION, PAUSED_ANNOTATION } from '../constants.ts';
-import { keyOf } from '../informer.ts';
-import type { KubeObject } from '../kube.ts';
-import { mergePatch } from '../merge-patch.ts';
+import { keyOf } from '../kube/informer.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import { mergePatch } from '../kube/merge-patch.ts';
 import type { Failure } from './failure.ts';
 import { type LastSync, remoteDigest, statusDigest } from './memo.ts';
 import type { ObserveOnlyDecision } from './plan-observe-only.ts';

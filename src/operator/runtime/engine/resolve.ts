@@ -3,10 +3,10 @@
 // built; or why it cannot say yet (a Failure, a value like every other outcome).
 import { isReachableId } from '../../../api/limits.ts';
 import { describeAccount } from '../accounts/resolve.ts';
-import type { Common } from '../binding.ts';
+import type { Common } from '../bindings/binding.ts';
+import { encodeMetadata } from '../bindings/owner.ts';
 import { ID_ANNOTATION } from '../constants.ts';
-import type { KubeObject } from '../kube.ts';
-import { encodeMetadata } from '../owner.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import {
   type Failure,
   failure,

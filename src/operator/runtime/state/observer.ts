@@ -4,12 +4,12 @@
 // never waits behind it. A kind whose resources another kind's list carries (routes in the
 // HTTPS edges list) is observed from that list's pass, not by listing it again.
 import type { Logger } from 'pino';
-import type { MalformedItem } from '../../api/client.ts';
-import type { AnyBinding, RemoteBase } from './binding.ts';
+import type { MalformedItem } from '../../../api/client.ts';
+import type { AnyBinding, RemoteBase } from '../bindings/binding.ts';
+import type { Metrics } from '../metrics.ts';
 import { indexKey, listedConflictKey } from './conflicts.ts';
 import { textDigest } from './fingerprint.ts';
 import { type Holders, holdersOf, withHolder } from './holders.ts';
-import type { Metrics } from './metrics.ts';
 
 /**
  * A listed resource, kept between lists as its JSON text: at thousands of resources the parsed

@@ -3,7 +3,7 @@
 // it too) and without kubectl's last-applied annotation (a second copy of the object as the user
 // applied it, on every object that `kubectl apply` or Argo CD's default sync wrote; nothing here
 // reads it either), and one copy of the strings many objects repeat.
-import { ID_ANNOTATION } from './constants.ts';
+import { ID_ANNOTATION } from '../constants.ts';
 import type { KubeObject } from './kube.ts';
 
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';

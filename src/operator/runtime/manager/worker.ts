@@ -2,14 +2,14 @@
 // workers that take keys from the queue, the scrape of gauges read from the caches, and
 // timers stop() cuts short.
 import type { Logger } from 'pino';
+import type { AnyBinding } from '../bindings/binding.ts';
+import type { Engine } from '../engine/index.ts';
+import type { Informer } from '../kube/informer.ts';
+import type { SecretStore } from '../kube/secrets.ts';
+import type { Metrics } from '../metrics.ts';
+import { runKey } from '../scheduler/controller-loop.ts';
 import type { WorkQueue } from '../scheduler/workqueue.ts';
-import type { AnyBinding } from './binding.ts';
-import { runKey } from './controller-loop.ts';
-import type { Engine } from './engine/index.ts';
-import type { Informer } from './informer.ts';
-import type { Metrics } from './metrics.ts';
-import type { Observer } from './observer.ts';
-import type { SecretStore } from './secrets.ts';
+import type { Observer } from '../state/observer.ts';
 
 export interface Controller {
   binding: AnyBinding;

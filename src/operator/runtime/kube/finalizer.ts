@@ -3,7 +3,7 @@
 // finalizer). The finalizer goes on before Apply's work, so nothing Apply makes can be left
 // behind by a delete; it comes off only once Cleanup says it is done. A deleted object without
 // it has nothing left to clean up: no run at all.
-import { FINALIZER } from './constants.ts';
+import { FINALIZER } from '../constants.ts';
 import type { Kube, KubeObject, ResourcePath } from './kube.ts';
 import { patchMeta } from './object-meta.ts';
 

@@ -6,7 +6,7 @@
 // Few callers wait here: the work queue asks `backedUp` and keeps an account's further work to
 // itself while enough of it waits here to use the budget for a moment (MOMENT_MS); it is told
 // (`onRoom`) of every change that may let kept work go: a caller served, a 429's wait over.
-import { paceOf, type RequestGate } from '../../api/request-gate.ts';
+import { paceOf, type RequestGate } from '../../../api/request-gate.ts';
 import { FairQueue } from './fair-queue.ts';
 import { letsGo, roomOf } from './policy.ts';
 import { currentCell, PRIORITIES, type Priority, type PriorityCell } from './priority.ts';

@@ -1,19 +1,19 @@
 // One kind's controller as the manager runs it: its informers (one per watched namespace), its
 // bulk observer (the installation's account), its engine and its work queue.
-import { INSTALLATION } from './accounts/resolve.ts';
-import type { AnyBinding } from './binding.ts';
-import type { ObjectCache } from './cache.ts';
-import { managedResource } from './constants.ts';
-import { Engine, priorityOf, requestedReconcile } from './engine/index.ts';
-import type { EventRecorder } from './events.ts';
-import { Informer } from './informer.ts';
+import { INSTALLATION } from '../accounts/resolve.ts';
+import type { AnyBinding } from '../bindings/binding.ts';
+import { managedResource } from '../constants.ts';
+import { Engine, priorityOf, requestedReconcile } from '../engine/index.ts';
+import type { EventRecorder } from '../kube/events.ts';
+import { Informer } from '../kube/informer.ts';
+import type { SecretStore } from '../kube/secrets.ts';
+import { WorkQueue } from '../scheduler/workqueue.ts';
+import type { ObjectCache } from '../state/cache.ts';
+import { kindObserver, type Observer } from '../state/observer.ts';
+import type { References } from '../state/references.ts';
 import type { ManagerAccounts } from './manager-accounts.ts';
 import type { ManagerOptions } from './manager-options.ts';
-import { kindObserver, type Observer } from './observer.ts';
-import type { References } from './references.ts';
-import type { SecretStore } from './secrets.ts';
 import type { Controller } from './worker.ts';
-import { WorkQueue } from '../scheduler/workqueue.ts';
 
 export type KindDeps = Pick<
   ManagerOptions,

@@ -3,12 +3,12 @@
 // the kind in the cache and with the remote resources of the kind's last bulk observation
 // (resources made outside the cluster). Deciding is `findConflict` (pure); the engine turns a
 // conflict into Stalled/Conflict and looks again shortly, spending no API call on it.
-import type { AnyBinding, RemoteBase, ResolveRef } from './binding.ts';
+import type { AnyBinding, RemoteBase, ResolveRef } from '../bindings/binding.ts';
+import { decodeMetadata } from '../bindings/owner.ts';
+import { keyOf } from '../kube/informer.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import { textDigest } from './fingerprint.ts';
 import { type Holders, holdersOf, withHolder, withoutHolder } from './holders.ts';
-import { keyOf } from './informer.ts';
-import type { KubeObject } from './kube.ts';
-import { decodeMetadata } from './owner.ts';
 
 export interface Conflict {
   /** The other object, or the remote resource's id. */

@@ -9,9 +9,9 @@
 // exactly that binding (by name); a change of finalizers alone is not subject to RBAC's
 // escalation check (only the GC fields change).
 import type { Logger } from 'pino';
-import { FINALIZER } from './constants.ts';
-import { ACCESS_FINALIZER, Holds } from './holds.ts';
-import type { Kube, KubeObject } from './kube.ts';
+import { FINALIZER } from '../constants.ts';
+import { ACCESS_FINALIZER, Holds } from '../kube/holds.ts';
+import type { Kube, KubeObject } from '../kube/kube.ts';
 import type { Timers } from './worker.ts';
 
 const ROLEBINDINGS = { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings' };

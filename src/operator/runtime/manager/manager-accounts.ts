@@ -2,12 +2,10 @@
 // and bulk observations for the engines, the account reconciler, and the cap on how many of
 // one account's objects a kind's workers take at once.
 import type { Logger } from 'pino';
-import { accountCap, admission } from '../scheduler/policy.ts';
-import type { QueueOptions } from '../scheduler/workqueue.ts';
-import { AccountController } from './accounts/controller.ts';
-import type { AccountKind, AccountRef } from './accounts/kinds.ts';
-import type { AccountLimits } from './accounts/limits.ts';
-import type { AccountEntry, AccountRegistry } from './accounts/registry.ts';
+import { AccountController } from '../accounts/controller.ts';
+import type { AccountKind, AccountRef } from '../accounts/kinds.ts';
+import type { AccountLimits } from '../accounts/limits.ts';
+import type { AccountEntry, AccountRegistry } from '../accounts/registry.ts';
 import {
   accountFlow,
   accountId,
@@ -18,12 +16,14 @@ import {
   mayUse,
   type Resolution,
   resolveAccount,
-} from './accounts/resolve.ts';
+} from '../accounts/resolve.ts';
+import type { EngineAccounts } from '../engine/index.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import { accountCap, admission } from '../scheduler/policy.ts';
+import type { QueueOptions } from '../scheduler/workqueue.ts';
+import { type Observer, refreshAll } from '../state/observer.ts';
+import type { References } from '../state/references.ts';
 import type { Dispatch } from './dispatch.ts';
-import type { EngineAccounts } from './engine/index.ts';
-import type { KubeObject } from './kube.ts';
-import { type Observer, refreshAll } from './observer.ts';
-import type { References } from './references.ts';
 import type { Controller } from './worker.ts';
 
 export interface AccountsOptions {

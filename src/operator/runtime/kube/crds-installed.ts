@@ -5,7 +5,7 @@
 // says once which CRDs are missing and how to install them, is not ready while they are, and
 // starts once they are there.
 import type { Logger } from 'pino';
-import { GROUP, managedResource, VERSION } from './constants.ts';
+import { GROUP, managedResource, VERSION } from '../constants.ts';
 import { isKubeNotFound, isTransient, type Kube, KubeError } from './kube.ts';
 
 /** How often discovery is asked again while CRDs are missing. */

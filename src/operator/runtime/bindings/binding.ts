@@ -2,7 +2,7 @@
 // adopt, update, drift, delete, status, conditions, events. A binding knows the API only
 // through the typed client, and Kubernetes not at all.
 import type { z } from 'zod';
-import type { EdgeClient, ListOptions } from '../../api/client.ts';
+import type { EdgeClient, ListOptions } from '../../../api/client.ts';
 
 /** Fields every remote resource has; the engine owns description and metadata. */
 export interface RemoteBase {

@@ -1,9 +1,10 @@
 // The reverse index of references: which objects (and of which kind) reference an object or
 // a Secret, so a change to it re-queues them and a delete waits while they use it.
-import { DEFAULT_ACCOUNT_NAME } from './accounts/resolve.ts';
-import type { AnyBinding } from './binding.ts';
+
+import type { AnyBinding } from '../bindings/binding.ts';
+import { DEFAULT_ACCOUNT_NAME } from '../constants.ts';
+import type { KubeObject } from '../kube/kube.ts';
 import { type Holders, holdersOf, withHolder, withoutHolder } from './holders.ts';
-import type { KubeObject } from './kube.ts';
 
 /** An object by kind, namespace and name: `Kind/namespace/name`. */
 export const refOf = (kind: string, namespace: string | undefined, name: string) =>

@@ -1,14 +1,15 @@
 // Informer events into queue keys: an object's own key (urgent for an edit of something that
 // exists), the objects that reference it, a delete waiting on it, the id index and the
 // reverse index of references kept current. Handlers only enqueue.
-import type { ObjectCache } from './cache.ts';
-import { RECONCILE_REQUESTED_ANNOTATION } from './constants.ts';
-import { priorityOf, requestedReconcile } from './engine/index.ts';
-import { keyAt, keyOf } from './informer.ts';
-import type { KubeObject } from './kube.ts';
-import type { Metrics } from './metrics.ts';
-import { isAccountRef, type References, referencesOf, refOf } from './references.ts';
-import type { SecretStore } from './secrets.ts';
+
+import { RECONCILE_REQUESTED_ANNOTATION } from '../constants.ts';
+import { priorityOf, requestedReconcile } from '../engine/index.ts';
+import { keyAt, keyOf } from '../kube/informer.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import type { SecretStore } from '../kube/secrets.ts';
+import type { Metrics } from '../metrics.ts';
+import type { ObjectCache } from '../state/cache.ts';
+import { isAccountRef, type References, referencesOf, refOf } from '../state/references.ts';
 import type { Controller } from './worker.ts';
 
 /**

@@ -1,11 +1,11 @@
 // What the manager is given: the cluster, the accounts, the kinds and their tuning. Apart from
 // manager.ts so that the kinds' controllers read it without importing the manager.
 import type { Logger } from 'pino';
-import type { EdgeClient } from '../../api/client.ts';
-import type { AnyBinding } from './binding.ts';
-import type { Kube } from './kube.ts';
+import type { EdgeClient } from '../../../api/client.ts';
+import type { AnyBinding } from '../bindings/binding.ts';
+import type { Kube } from '../kube/kube.ts';
+import type { Metrics } from '../metrics.ts';
 import type { AccountsOptions } from './manager-accounts.ts';
-import type { Metrics } from './metrics.ts';
 import type { ProbeServer } from './probes.ts';
 
 export interface ManagerOptions {

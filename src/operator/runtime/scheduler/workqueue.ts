@@ -241,7 +241,11 @@ export class WorkQueue<T = string> {
 
   /** Workers waiting for an item, by sort (the scheduler's model test checks none waits while one may go). */
   get idle(): { any: number; urgent: number; newcomer: number } {
-    return { any: this.getters.length, urgent: this.urgentGetters.length, newcomer: this.newcomerGetters.length };
+    return {
+      any: this.getters.length,
+      urgent: this.urgentGetters.length,
+      newcomer: this.newcomerGetters.length,
+    };
   }
 
   /** The items queued, each with its priority and whether its namespace is a newcomer. */

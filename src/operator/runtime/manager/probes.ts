@@ -2,9 +2,9 @@
 // account, so a busy port is one line and exit 2 rather than a stack trace after CRDs
 // and examples were applied.
 import { createServer, type Server } from 'node:http';
+import type { Metrics } from '../metrics.ts';
 import { ConfigError } from './config-error.ts';
 import { parseListen } from './listen-address.ts';
-import type { Metrics } from './metrics.ts';
 
 export interface Check {
   ok: boolean;

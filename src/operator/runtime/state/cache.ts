@@ -1,14 +1,14 @@
 // Look-ups in the informer caches for the engines: any managed object by kind and name, the
 // object behind a remote id, whether an owner still exists, and each kind's view (EngineCache).
 
-import { isResourceId } from '../../api/limits.ts';
-import type { AnyBinding } from './binding.ts';
-import { managedResource } from './constants.ts';
-import type { EngineCache } from './engine/index.ts';
-import { type Informer, keyAt } from './informer.ts';
-import { isKubeNotFound, type Kube, type KubeObject } from './kube.ts';
+import { isResourceId } from '../../../api/limits.ts';
+import type { AnyBinding } from '../bindings/binding.ts';
+import { managedResource } from '../constants.ts';
+import { type Informer, keyAt } from '../kube/informer.ts';
+import { isKubeNotFound, type Kube, type KubeObject } from '../kube/kube.ts';
+import type { SecretStore } from '../kube/secrets.ts';
+import type { EngineCache } from './cache-view.ts';
 import { type References, refOf } from './references.ts';
-import type { SecretStore } from './secrets.ts';
 
 interface Named {
   kind: string;

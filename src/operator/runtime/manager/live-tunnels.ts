@@ -4,12 +4,12 @@
 // with agents) and an Event when it drops to zero or comes back. Status is written only when
 // what it shows changes. Deciding is `tunnelStates` (pure); writing is `LiveTunnels.apply`.
 import type { Logger } from 'pino';
-import type { AnyBinding } from './binding.ts';
-import type { Condition } from './conditions.ts';
-import { managedResource } from './constants.ts';
-import type { EventRecorder } from './events.ts';
-import { keyOf } from './informer.ts';
-import type { Kube, KubeObject } from './kube.ts';
+import type { AnyBinding } from '../bindings/binding.ts';
+import type { Condition } from '../bindings/conditions.ts';
+import { managedResource } from '../constants.ts';
+import type { EventRecorder } from '../kube/events.ts';
+import { keyOf } from '../kube/informer.ts';
+import type { Kube, KubeObject } from '../kube/kube.ts';
 
 export interface OnlineTunnel {
   id: string;

@@ -1,24 +1,24 @@
 // Wires informers, queues, workers and engines together; runs them only while leader;
 // answers the probes; drains in-flight reconciles on shutdown.
 
+import { ACCOUNT_RESOURCES } from '../accounts/kinds.ts';
+import { FINALIZER, INSTANCE_LABEL } from '../constants.ts';
+import { waitForCrds } from '../kube/crds-installed.ts';
+import { EventRecorder } from '../kube/events.ts';
+import type { Informer } from '../kube/informer.ts';
+import type { KubeObject } from '../kube/kube.ts';
+import { LeaderElector } from '../kube/leader.ts';
+import { SecretStore } from '../kube/secrets.ts';
+import { ObjectCache } from '../state/cache.ts';
+import { type Observer, refreshAll } from '../state/observer.ts';
+import { References } from '../state/references.ts';
 import { AccessKeeper, awaitingIn } from './access.ts';
-import { ACCOUNT_RESOURCES } from './accounts/kinds.ts';
-import { ObjectCache } from './cache.ts';
-import { FINALIZER, INSTANCE_LABEL } from './constants.ts';
-import { waitForCrds } from './crds-installed.ts';
 import { Dispatch } from './dispatch.ts';
-import { EventRecorder } from './events.ts';
-import type { Informer } from './informer.ts';
 import { carrierOf, kindController, observedWith } from './kind-controller.ts';
-import type { KubeObject } from './kube.ts';
-import { LeaderElector } from './leader.ts';
 import { LiveTunnels, type OnlineTunnel } from './live-tunnels.ts';
 import { ManagerAccounts } from './manager-accounts.ts';
 import type { ManagerOptions } from './manager-options.ts';
-import { type Observer, refreshAll } from './observer.ts';
 import { type Check, watchHealth } from './probes.ts';
-import { References } from './references.ts';
-import { SecretStore } from './secrets.ts';
 import { type Controller, runWorker, scrape, Timers } from './worker.ts';
 
 export type { ManagerOptions };

@@ -8,7 +8,7 @@
 // the only cluster-wide grant that survives the sweep is one on every namespace's Secrets and
 // edge objects, which is what watchNamespaces exists to avoid.
 import type { Logger } from 'pino';
-import { GROUP } from './constants.ts';
+import { GROUP } from '../constants.ts';
 import { finalizersWith } from './finalizer.ts';
 import { isConflict, isKubeNotFound, type Kube, type KubeObject, type ResourcePath } from './kube.ts';
 
