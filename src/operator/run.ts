@@ -14,13 +14,13 @@ import { INSTALLATION } from './runtime/accounts/resolve.ts';
 import { DIGEST_KEY_SECRET, loadDigestKey } from './runtime/kube/digest-key.ts';
 import { Kube, KubeError, type KubeObject, loadKubeConfig, whileTransient } from './runtime/kube/kube.ts';
 import type { KubeTarget } from './runtime/kube/kube-target.ts';
-import type { OnlineTunnel } from './runtime/manager/live-tunnels.ts';
 import { createLogger } from './runtime/logging.ts';
+import type { OnlineTunnel } from './runtime/manager/live-tunnels.ts';
 import { Manager } from './runtime/manager/manager.ts';
-import { createMetrics, type Metrics } from './runtime/metrics.ts';
-import { kindObserver } from './runtime/state/observer.ts';
 import { ProbeServer } from './runtime/manager/probes.ts';
-import { RateLimiter } from './runtime/scheduler/budget.ts';
+import { createMetrics, type Metrics } from './runtime/metrics.ts';
+import { Budget } from './runtime/scheduler/budget.ts';
+import { kindObserver } from './runtime/state/observer.ts';
 
 /** How long a refusal of the operator's credentials at start is taken for RBAC not yet in place. */
 const REFUSED_AT_START_MS = 30_000;
@@ -198,11 +198,11 @@ async function startOperator(
   const accountMetrics = new AccountMetrics(metrics, (id) => !!registry.get(id));
   const registry = new AccountRegistry({
     client: (a) => {
-      a.limiter.onServed = accountMetrics.served(a.account);
+      a.budget.onServed = accountMetrics.served(a.account);
       return createClient({
         baseUrl: a.url,
         apiKey: a.key,
-        gate: a.limiter,
+        gate: a.budget,
         timeouts,
         onCall: (e) => {
           accountMetrics.call(a.account, e);
@@ -234,7 +234,7 @@ async function startOperator(
   });
   // the closers run after the manager's drain deadline: what is still in flight is aborted
   closers.push(() => registry.closeAll(0));
-  const budget = new RateLimiter({ perMinute: cfg.apiRatePerMinute });
+  const budget = new Budget({ perMinute: cfg.apiRatePerMinute });
   const api = cfg.defaultAccount
     ? createClient({
         baseUrl: apiUrl!,

@@ -1,6 +1,6 @@
 // Under the account's limit (the emulator enforces it): a user's edit reaches the API
 // within seconds while a burst of creates waits for budget, nothing that was Ready flaps,
-// and the operator's own limiter keeps the API from answering 429.
+// and the operator's own budget keeps the API from answering 429.
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apply } from '../../src/operator/apply.ts';

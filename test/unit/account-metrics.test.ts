@@ -2,12 +2,12 @@
 // each account's own series, bounded by the accounts that exist, gone with the account.
 import { describe, expect, it } from 'vitest';
 import type { EdgeClient } from '../../src/api/client.ts';
-import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 import type { CallEvent } from '../../src/api/transport.ts';
 import { AccountMetrics } from '../../src/operator/runtime/accounts/account-metrics.ts';
 import { AccountRegistry } from '../../src/operator/runtime/accounts/registry.ts';
 import { INSTALLATION } from '../../src/operator/runtime/accounts/resolve.ts';
 import { createMetrics } from '../../src/operator/runtime/metrics.ts';
+import { Budget, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 
 const call = (operation: string, status: number): CallEvent => ({
   operation,
@@ -57,18 +57,18 @@ describe('API metrics by account', () => {
     );
   });
 
-  it('the budget gauges are read from each account’s own limiter', async () => {
+  it('the budget gauges are read from each account’s own budget', async () => {
     const metrics = createMetrics();
     const m = new AccountMetrics(metrics, () => true);
     // a budget spent, whose next token never comes in this test: callers stay waiting
-    const busy = new RateLimiter({ perMinute: 4, burst: 1, sleep: () => new Promise(() => {}) });
-    const idle = new RateLimiter({ perMinute: 120 });
+    const busy = new Budget({ perMinute: 4, burst: 1, sleep: () => new Promise(() => {}) });
+    const idle = new Budget({ perMinute: 120 });
     await busy.take('high');
     for (const priority of ['high', 'low'] as const)
       void withPriority({ priority, flow: 'team-a' }, () => busy.take());
     m.scrape([
-      { id: TEAM, limiter: busy },
-      { id: OTHER, limiter: idle },
+      { id: TEAM, budget: busy },
+      { id: OTHER, budget: idle },
     ]);
     const text = await metrics.registry.metrics();
     expect(text).toContain('edge_api_budget_waiting{priority="high",account="EdgeAccount/team-a/default"} 1');
@@ -76,7 +76,7 @@ describe('API metrics by account', () => {
     expect(text).toContain('edge_api_budget_waiting{priority="high",account="EdgeAccount/team-b/default"} 0');
     expect(text).toContain('edge_api_budget_namespaces_waiting{account="EdgeAccount/team-a/default"} 1');
     // an account no longer there is not scraped any more
-    m.scrape([{ id: OTHER, limiter: idle }]);
+    m.scrape([{ id: OTHER, budget: idle }]);
     expect(await linesOf(metrics, TEAM)).toEqual([]);
   });
 
@@ -107,7 +107,7 @@ describe('API metrics by account', () => {
     const registry = new AccountRegistry({
       client: (a) =>
         ({
-          transport: { limiter: a.limiter },
+          transport: { budget: a.budget },
           close: async () => {},
           call: (status: number) => {
             const e = call('ipPolicies.create', status);

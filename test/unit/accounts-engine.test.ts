@@ -17,7 +17,7 @@ import {
 } from '../../src/operator/runtime/accounts/resolve.ts';
 import type { EngineAccounts } from '../../src/operator/runtime/engine/index.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
-import { RateLimiter } from '../../src/operator/runtime/scheduler/budget.ts';
+import { Budget } from '../../src/operator/runtime/scheduler/budget.ts';
 import { type EngineWorld, engineWorld, NS } from '../support/engine-world.ts';
 
 const B = `EdgeAccount/${NS}/b`;
@@ -40,7 +40,7 @@ async function twoAccounts(o: { installation?: boolean; edge?: string[]; cluster
       createClient({
         baseUrl: a.url,
         apiKey: a.key,
-        gate: a.limiter,
+        gate: a.budget,
         retry: { maxAttempts: 1 },
         onCall: a.onCall,
       }),
@@ -72,7 +72,7 @@ async function twoAccounts(o: { installation?: boolean; edge?: string[]; cluster
     },
   };
   w = await engineWorld({ accounts });
-  registry.adopt(INSTALLATION, w.emu.url, w.api, new RateLimiter({ perMinute: Infinity }));
+  registry.adopt(INSTALLATION, w.emu.url, w.api, new Budget({ perMinute: Infinity }));
   registry.set(B, { url: emuB.url, key: emuB.apiKey, perMinute: 600 });
   registry.mark(B, true);
 }
@@ -164,14 +164,14 @@ describe('engine with accounts', () => {
     expect(w.ready('IPPolicy', 'p')?.status).toBe('True');
   });
 
-  it('a rotated key is used from the next request, on the same limiter; the resource is not re-created', async () => {
+  it('a rotated key is used from the next request, on the same budget; the resource is not re-created', async () => {
     await twoAccounts();
     w.apply('IPPolicy', 'p', { ...B_REF, description: 'one' });
     await w.converge();
     const id = status('IPPolicy', 'p').id;
-    const limiter = registry.get(B)!.limiter;
+    const budget = registry.get(B)!.budget;
     expect(registry.set(B, { url: emuB.url, key: 'not-the-key', perMinute: 600 })).toBe('rotated');
-    expect(registry.get(B)!.limiter).toBe(limiter);
+    expect(registry.get(B)!.budget).toBe(budget);
     w.apply('IPPolicy', 'p', { description: 'two' });
     await w.reconcile('IPPolicy', 'p');
     expect(cond('IPPolicy', 'p', 'Stalled')).toMatchObject({ reason: 'APIUnauthorized' });
@@ -182,10 +182,10 @@ describe('engine with accounts', () => {
     expect(w.ready('IPPolicy', 'p')?.status).toBe('True');
     expect(status('IPPolicy', 'p').id).toBe(id);
     expect(await policiesIn(emuB.url, emuB.apiKey)).toEqual([id]);
-    // a new budget is a new limiter; the same key and budget change nothing
+    // a new budget is a new budget; the same key and budget change nothing
     expect(registry.set(B, { url: emuB.url, key: emuB.apiKey, perMinute: 600 })).toBe('same');
     registry.set(B, { url: emuB.url, key: emuB.apiKey, perMinute: 60 });
-    expect(registry.get(B)!.limiter).not.toBe(limiter);
+    expect(registry.get(B)!.budget).not.toBe(budget);
   });
 
   it('a key the API refuses after it was accepted (revoked) is told once, for the account to be checked again', async () => {

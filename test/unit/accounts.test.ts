@@ -17,8 +17,8 @@ import {
   resolveAccount,
   urlAllowed,
 } from '../../src/operator/runtime/accounts/resolve.ts';
-import { accountRefOf } from '../../src/operator/runtime/state/references.ts';
 import { WorkQueue } from '../../src/operator/runtime/scheduler/workqueue.ts';
+import { accountRefOf } from '../../src/operator/runtime/state/references.ts';
 
 const facts = (o: {
   installation?: boolean;
@@ -326,7 +326,7 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
         const c = { url: a.url, key: a.key, closed: false };
         made.push(c);
         return {
-          transport: { limiter: a.limiter },
+          transport: { budget: a.budget },
           close: async () => {
             c.closed = true;
           },
@@ -350,11 +350,11 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
     r.mark('EdgeAccount/t/a', false, { state: 'stalled', reason: 'KeySecretNotFound', message: 'gone' });
     expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);
     expect('client' in r.use('EdgeAccount/t/a', true)).toBe(true);
-    const limiter = first.limiter;
+    const budget = first.budget;
     const accepted = first.client;
     expect(r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k2', perMinute: 120 })).toBe('rotated');
     await new Promise((res) => setImmediate(res));
-    expect(r.get('EdgeAccount/t/a')!.limiter).toBe(limiter);
+    expect(r.get('EdgeAccount/t/a')!.budget).toBe(budget);
     // the new key is not accepted yet (or never is: a wrong key): deletes go on with the old one
     r.mark('EdgeAccount/t/a', false, { state: 'stalled', reason: 'KeyRefused', message: '401' });
     expect('phase' in r.use('EdgeAccount/t/a')).toBe(true);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
+import { Budget, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 import { FairQueue } from '../../src/operator/runtime/scheduler/fair-queue.ts';
 import type { Priority } from '../../src/operator/runtime/scheduler/priority.ts';
 import { WorkQueue } from '../../src/operator/runtime/scheduler/workqueue.ts';
@@ -127,11 +127,11 @@ function fakeClock() {
 
 describe('fair share of the API budget', () => {
   it("a namespace's one call goes next, not after another namespace's waiting calls", async () => {
-    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const budget = new Budget({ perMinute: 60, burst: 1, ...fakeClock() });
     const order: string[] = [];
-    await limiter.take('high');
+    await budget.take('high');
     const call = (flow: string, n: number) =>
-      withPriority({ priority: 'high', flow }, () => limiter.take()).then(() => order.push(`${flow}${n}`));
+      withPriority({ priority: 'high', flow }, () => budget.take()).then(() => order.push(`${flow}${n}`));
     const bulk = Array.from({ length: 6 }, (_, i) => call('bulk', i));
     const small = call('small', 0);
     await Promise.all([...bulk, small]);
@@ -139,11 +139,11 @@ describe('fair share of the API budget', () => {
   });
 
   it('an explicit priority keeps the caller namespace', async () => {
-    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const budget = new Budget({ perMinute: 60, burst: 1, ...fakeClock() });
     const order: string[] = [];
-    await limiter.take('high');
+    await budget.take('high');
     const call = (flow: string, n: number) =>
-      withPriority({ priority: 'high', flow }, () => limiter.take('low')).then(() =>
+      withPriority({ priority: 'high', flow }, () => budget.take('low')).then(() =>
         order.push(`${flow}${n}`),
       );
     await Promise.all([call('a', 0), call('a', 1), call('a', 2), call('b', 0)]);
@@ -151,40 +151,40 @@ describe('fair share of the API budget', () => {
   });
 
   it('a raised caller is served by its new priority, in its own namespace', async () => {
-    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const budget = new Budget({ perMinute: 60, burst: 1, ...fakeClock() });
     const order: string[] = [];
-    await limiter.take('high');
+    await budget.take('high');
     const cells = [0, 1, 2].map((n) => ({ priority: 'high' as Priority, flow: 'bulk', n }));
     const edit = { priority: 'high' as Priority, flow: 'team', n: 0 };
     const done = [...cells, edit].map((c) =>
-      withPriority(c, () => limiter.take()).then(() => order.push(`${c.flow}${c.n}`)),
+      withPriority(c, () => budget.take()).then(() => order.push(`${c.flow}${c.n}`)),
     );
     edit.priority = 'urgent';
-    limiter.reprioritized();
-    expect(limiter.queued).toEqual({ urgent: 1, high: 3, low: 0 });
+    budget.reprioritized();
+    expect(budget.queued).toEqual({ urgent: 1, high: 3, low: 0 });
     await Promise.all(done);
     expect(order[0]).toBe('team0');
   });
 
   it("in a shared account, one namespace's endless urgent calls leave another namespace's creates a share", async () => {
-    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...fakeClock() });
+    const budget = new Budget({ perMinute: 60, burst: 1, ...fakeClock() });
     const order: string[] = [];
-    await limiter.take('high');
+    await budget.take('high');
     // a tenant that keeps edits, deletes or requested reconciles coming: as soon as one of its
     // calls is served, another one waits (as many as the workers)
     let stop = false;
     let served = 0;
     const stream = async (): Promise<void> => {
-      // (bounded, so that a limiter that starves the creates ends the test instead of hanging it)
+      // (bounded, so that a budget that starves the creates ends the test instead of hanging it)
       while (!stop && served < 200) {
-        await withPriority({ priority: 'urgent', flow: 'loud' }, () => limiter.take());
+        await withPriority({ priority: 'urgent', flow: 'loud' }, () => budget.take());
         order.push('loud');
         served++;
       }
     };
     const loud = [stream(), stream(), stream(), stream()];
     const creates = [0, 1, 2, 3].map((n) =>
-      withPriority({ priority: 'high', flow: 'quiet' }, () => limiter.take()).then(() =>
+      withPriority({ priority: 'high', flow: 'quiet' }, () => budget.take()).then(() =>
         order.push(`quiet${n}`),
       ),
     );
@@ -199,13 +199,13 @@ describe('fair share of the API budget', () => {
 
   it('tells each call served and how long it waited', async () => {
     const served: [Priority, number][] = [];
-    const limiter = new RateLimiter({
+    const budget = new Budget({
       perMinute: 60,
       burst: 1,
       ...fakeClock(),
       onServed: (p, ms) => served.push([p, ms]),
     });
-    await Promise.all([limiter.take('high'), limiter.take('low')]);
+    await Promise.all([budget.take('high'), budget.take('low')]);
     expect(served.map(([p]) => p)).toEqual(['high', 'low']);
     expect(served[0]![1]).toBe(0);
     // one interval at 60 a minute with a burst of one (a little over a second)

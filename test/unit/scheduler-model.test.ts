@@ -6,9 +6,9 @@
 import fc from 'fast-check';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { type Controller, runWorker } from '../../src/operator/runtime/manager/worker.ts';
-import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
+import { createMetrics } from '../../src/operator/runtime/metrics.ts';
+import { Budget, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 import { accountCap, admission } from '../../src/operator/runtime/scheduler/policy.ts';
 import type { Priority } from '../../src/operator/runtime/scheduler/priority.ts';
 import { WorkQueue } from '../../src/operator/runtime/scheduler/workqueue.ts';
@@ -51,7 +51,7 @@ class World {
   now = 0;
   private readonly timers: { at: number; wake: () => void }[] = [];
   readonly starting = new Set(ACCOUNTS);
-  readonly budgets = new Map<string, RateLimiter>();
+  readonly budgets = new Map<string, Budget>();
   /** Each key's account and priority (what its object says). */
   readonly objects = new Map<string, { account: string; priority: Priority }>();
   /** Runs past their budget wait, not ended yet. */
@@ -68,7 +68,7 @@ class World {
 
   constructor() {
     for (const a of ACCOUNTS) {
-      const b = new RateLimiter({ perMinute: 120, now: () => this.now, sleep: (ms) => this.sleep(ms) });
+      const b = new Budget({ perMinute: 120, now: () => this.now, sleep: (ms) => this.sleep(ms) });
       b.onRoom = () => this.queue.wake();
       this.budgets.set(a, b);
     }

@@ -6,7 +6,7 @@ import { REDACTED, redactCredentials } from '../../src/api/redact.ts';
 import { parseRetryAfter } from '../../src/api/retry-after.ts';
 import type { CallEvent } from '../../src/api/transport.ts';
 import { fillMessage, SERVED } from '../../src/emulator/catalogue.ts';
-import { RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
+import { Budget, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 import reference from '../integration/public-errors.reference.json' with { type: 'json' };
 
 /** Every page of the public error reference: what the emulator serves and the rest. */
@@ -25,7 +25,7 @@ const created = { ip_policy_id: 'ipp_1', cidr: '10.0.0.0/8', action: 'allow' as 
 
 let agent: MockAgent;
 let client: EdgeClient;
-let budget: RateLimiter;
+let budget: Budget;
 let sleeps: number[];
 let calls: CallEvent[];
 
@@ -38,7 +38,7 @@ beforeEach(() => {
   agent.disableNetConnect();
   sleeps = [];
   calls = [];
-  budget = new RateLimiter({ perMinute: Infinity });
+  budget = new Budget({ perMinute: Infinity });
   client = createClient({
     baseUrl: ORIGIN,
     apiKey: 'secret-key',

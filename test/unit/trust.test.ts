@@ -17,10 +17,10 @@ import {
   mayHold,
   mayUse,
 } from '../../src/operator/runtime/accounts/resolve.ts';
+import { encodeMetadata, type Owner } from '../../src/operator/runtime/bindings/owner.ts';
 import { adoptionRefused } from '../../src/operator/runtime/engine/plan.ts';
 import { deleteGuard } from '../../src/operator/runtime/engine/plan-delete.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
-import { encodeMetadata, type Owner } from '../../src/operator/runtime/bindings/owner.ts';
 
 const facts = (o: { installation?: boolean; adoptFrom?: string[] } = {}): AccountFacts => ({
   installationEnabled: o.installation ?? true,
@@ -208,7 +208,7 @@ describe('AccountRegistry: account objects on one key share one client, one budg
         const c = { key: a.key, closed: false };
         clients.push(c);
         return {
-          transport: { limiter: a.limiter },
+          transport: { budget: a.budget },
           close: async () => {
             c.closed = true;
           },
@@ -229,7 +229,7 @@ describe('AccountRegistry: account objects on one key share one client, one budg
     expect(r.size).toBe(1);
     expect(r.get(B)).toBe(r.get(A));
     // the key's budget is one, whatever each object says
-    expect(r.get(C)!.limiter.perMinute).toBe(60);
+    expect(r.get(C)!.budget.perMinute).toBe(60);
     r.mark(B, true);
     expect('client' in r.use(A)).toBe(true);
     // another URL is another API account
@@ -288,7 +288,7 @@ describe('AccountRegistry: an account refused before it holds a client says why 
 describe('AccountRegistry: every change that can let kept-back work go says so (onRoom)', () => {
   it('an entry removed, its budget replaced, or an alias unshared', async () => {
     const r = new AccountRegistry({
-      client: (a) => ({ transport: { limiter: a.limiter }, close: async () => {} }) as unknown as EdgeClient,
+      client: (a) => ({ transport: { budget: a.budget }, close: async () => {} }) as unknown as EdgeClient,
     });
     const told: string[] = [];
     r.onRoom = (id) => told.push(id);
@@ -334,7 +334,7 @@ describe('mayHold: what status.account may name', () => {
 describe('AccountRegistry: an account sharing another entry decides nothing for it', () => {
   it('refused (its limit, its Secret), it stops sharing; the holder serves on', () => {
     const r = new AccountRegistry({
-      client: (a) => ({ transport: { limiter: a.limiter }, close: async () => {} }) as unknown as EdgeClient,
+      client: (a) => ({ transport: { budget: a.budget }, close: async () => {} }) as unknown as EdgeClient,
     });
     r.set('EdgeAccount/t/a', { url: 'https://api', key: 'k', perMinute: 60 });
     r.mark('EdgeAccount/t/a', true);
@@ -366,7 +366,7 @@ describe('the bounds never keep an account being deleted from serving its delete
 describe('AccountRegistry: a holder refused for its own reasons leaves the others to go their own way', () => {
   it('the others are told to set their own entry', () => {
     const r = new AccountRegistry({
-      client: (a) => ({ transport: { limiter: a.limiter }, close: async () => {} }) as unknown as EdgeClient,
+      client: (a) => ({ transport: { budget: a.budget }, close: async () => {} }) as unknown as EdgeClient,
     });
     const told: string[] = [];
     r.onUnshared = (ids) => told.push(...ids);

@@ -6,7 +6,7 @@
 
 import type { CallEvent } from '../../../api/transport.ts';
 import type { Metrics } from '../metrics.ts';
-import { PRIORITIES, type RateLimiter } from '../scheduler/budget.ts';
+import { type Budget, PRIORITIES } from '../scheduler/budget.ts';
 import type { Priority } from '../scheduler/priority.ts';
 import { accountLabel } from './resolve.ts';
 
@@ -38,7 +38,7 @@ export class AccountMetrics {
     if (this.exists(account)) this.m.apiRetries.inc({ reason, account: accountLabel(account) });
   }
 
-  /** The account limiter's onServed: how long each call waited for its turn at the budget. */
+  /** The account budget's onServed: how long each call waited for its turn at the budget. */
   served(account: string): (priority: Priority, waitedMs: number) => void {
     return (priority, waitedMs) => {
       if (this.exists(account))
@@ -46,18 +46,18 @@ export class AccountMetrics {
     };
   }
 
-  /** The budget gauges, read from the limiter of every account there is now (before a scrape). */
-  scrape(accounts: Iterable<{ id: string; limiter: RateLimiter }>): void {
+  /** The budget gauges, read from the budget of every account there is now (before a scrape). */
+  scrape(accounts: Iterable<{ id: string; budget: Budget }>): void {
     const { apiLimiterWait, budgetWait, budgetQueued, budgetFlows } = this.m;
     for (const g of [apiLimiterWait, budgetWait, budgetQueued, budgetFlows]) g.reset();
-    for (const { id, limiter } of accounts) {
+    for (const { id, budget } of accounts) {
       const account = accountLabel(id);
-      apiLimiterWait.set({ account }, limiter.waitedMs / 1000);
+      apiLimiterWait.set({ account }, budget.waitedMs / 1000);
       for (const priority of PRIORITIES) {
-        budgetWait.set({ priority, account }, limiter.waitedByPriority[priority] / 1000);
-        budgetQueued.set({ priority, account }, limiter.queued[priority]);
+        budgetWait.set({ priority, account }, budget.waitedByPriority[priority] / 1000);
+        budgetQueued.set({ priority, account }, budget.queued[priority]);
       }
-      budgetFlows.set({ account }, limiter.flowsWaiting);
+      budgetFlows.set({ account }, budget.flowsWaiting);
     }
   }
 

@@ -1,5 +1,5 @@
-// The accounts the operator holds clients for: identity -> client, URL, rate limiter and the
-// bulk observation of each kind. A rotated key gets a new client on the same limiter, used from
+// The accounts the operator holds clients for: identity -> client, URL, budget and the
+// bulk observation of each kind. A rotated key gets a new client on the same budget, used from
 // the next request, and nothing else changes. A client is closed when its account goes.
 // The API's budget is its account's, and an API account is a key: account objects with the same
 // URL and key (a tenant's many EdgeAccounts on one Secret) share the first one's entry (one
@@ -8,17 +8,17 @@ import { createHash } from 'node:crypto';
 import type { EdgeClient } from '../../../api/client.ts';
 import type { CallEvent } from '../../../api/transport.ts';
 import type { Phase } from '../bindings/conditions.ts';
-import { RateLimiter } from '../scheduler/budget.ts';
+import { Budget } from '../scheduler/budget.ts';
 import type { Observer } from '../state/observer.ts';
 import { describeAccount, INSTALLATION } from './resolve.ts';
 
 export interface ClientFactory {
-  /** A client for the account's URL and key on the account's limiter; `onCall` counts its requests. */
+  /** A client for the account's URL and key on the account's budget; `onCall` counts its requests. */
   client(o: {
     account: string;
     url: string;
     key: string;
-    limiter: RateLimiter;
+    budget: Budget;
     onCall: (e: CallEvent) => void;
   }): EdgeClient;
   /** The bulk observation of a kind in an account (its list reads the account's current client). */
@@ -32,7 +32,7 @@ export interface AccountEntry {
   readonly id: string;
   url: string;
   client: EdgeClient;
-  limiter: RateLimiter;
+  budget: Budget;
   /** A digest of the key in use (never the key): a changed Secret is a rotation. */
   keyDigest: string;
   /** Whether objects may use it now; otherwise why not (the account's condition). */
@@ -87,13 +87,13 @@ export class AccountRegistry {
   }
 
   /** Registers a client made elsewhere (the installation's, built from the flags). */
-  adopt(id: string, url: string, client: EdgeClient, limiter: RateLimiter): AccountEntry {
-    limiter.onRoom = () => this.onRoom?.(id);
+  adopt(id: string, url: string, client: EdgeClient, budget: Budget): AccountEntry {
+    budget.onRoom = () => this.onRoom?.(id);
     const e: AccountEntry = {
       id,
       url,
       client,
-      limiter,
+      budget,
       keyDigest: '',
       usable: true,
       verified: true,
@@ -107,7 +107,7 @@ export class AccountRegistry {
 
   /**
    * The account's client for this URL, key and budget: made the first time, replaced when the
-   * key or URL changed (on the same limiter, unless the budget changed). The old client
+   * key or URL changed (on the same budget, unless the budget changed). The old client
    * finishes what it has in flight and is closed: at once if the API never took its key, else
    * once it takes the new one (until then deletes go on with the old key).
    */
@@ -121,7 +121,7 @@ export class AccountRegistry {
       this.aliases.delete(id);
     }
     const e = this.entries.get(id);
-    if (e && e.keyDigest === d && e.limiter.perMinute === o.perMinute) return 'same';
+    if (e && e.keyDigest === d && e.budget.perMinute === o.perMinute) return 'same';
     // a key another account already holds: share its entry, unless this one has others sharing it
     const holder = !e && [...this.entries.values()].find((x) => x.keyDigest === d);
     if (holder) {
@@ -130,15 +130,15 @@ export class AccountRegistry {
     }
     // another key: what shared this entry keeps the old key, so it goes its own way
     if (e && e.keyDigest !== d) this.unshare(id);
-    const limiter =
-      e && e.limiter.perMinute === o.perMinute ? e.limiter : new RateLimiter({ perMinute: o.perMinute });
-    limiter.onRoom = () => this.onRoom?.(id);
+    const budget =
+      e && e.budget.perMinute === o.perMinute ? e.budget : new Budget({ perMinute: o.perMinute });
+    budget.onRoom = () => this.onRoom?.(id);
     const recent = e?.recent ?? [];
     const client = this.factory.client({
       account: id,
       url: o.url,
       key: o.key,
-      limiter,
+      budget,
       onCall: (c) => {
         noteCall(recent, c.status);
         const now = this.entries.get(id);
@@ -150,11 +150,11 @@ export class AccountRegistry {
       },
     });
     // a new budget: what waited for the old one looks again
-    if (e && e.limiter !== limiter) queueMicrotask(() => this.onRoom?.(id));
+    if (e && e.budget !== budget) queueMicrotask(() => this.onRoom?.(id));
     if (e) {
       const old = e.client;
       e.client = client;
-      e.limiter = limiter;
+      e.budget = budget;
       e.url = o.url;
       e.keyDigest = d;
       // the old key, if the API took it, serves deletes until the new one is accepted
@@ -167,7 +167,7 @@ export class AccountRegistry {
       id,
       url: o.url,
       client,
-      limiter,
+      budget,
       keyDigest: d,
       usable: false,
       verified: false,

@@ -278,9 +278,9 @@ export class ManagerAccounts {
           accountStarting: starting,
           kindListing: !!e?.observers.get(kind)?.firstListing,
           hasId: !!(obj!.status as { id?: string } | undefined)?.id,
-          throttled: !!e?.limiter.throttledNow,
-          waiting: e?.limiter.waitingFor(priority) ?? 0,
-          room: e?.limiter.room ?? Number.POSITIVE_INFINITY,
+          throttled: !!e?.budget.throttledNow,
+          waiting: e?.budget.waitingFor(priority) ?? 0,
+          room: e?.budget.room ?? Number.POSITIVE_INFINITY,
         });
       },
     };

@@ -11,8 +11,8 @@ import { FairQueue } from './fair-queue.ts';
 import { letsGo, roomOf } from './policy.ts';
 import { currentCell, PRIORITIES, type Priority, type PriorityCell } from './priority.ts';
 
-export interface RateLimiterOptions {
-  /** Requests per minute the account allows; Infinity disables the limiter. */
+export interface BudgetOptions {
+  /** Requests per minute the account allows; Infinity disables the budget. */
   perMinute: number;
   /** Requests that may go at once after a pause (default 2). */
   burst?: number;
@@ -36,7 +36,7 @@ interface Waiter {
   cell: PriorityCell;
 }
 
-export class RateLimiter implements RequestGate {
+export class Budget implements RequestGate {
   readonly perMinute: number;
   readonly capacity: number;
   readonly ratePerMs: number;
@@ -58,7 +58,7 @@ export class RateLimiter implements RequestGate {
   /** The same, by priority (the priority a caller had when it was served). */
   readonly waitedByPriority: Record<Priority, number> = { urgent: 0, high: 0, low: 0 };
 
-  constructor(opts: RateLimiterOptions) {
+  constructor(opts: BudgetOptions) {
     this.perMinute = opts.perMinute;
     const finite = Number.isFinite(opts.perMinute);
     ({ capacity: this.capacity, ratePerMs: this.ratePerMs } = paceOf(opts.perMinute, opts.burst));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Priority, RateLimiter, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
+import { Budget, type Priority, withPriority } from '../../src/operator/runtime/scheduler/budget.ts';
 
 function fakeClock() {
   let now = 0;
@@ -11,10 +11,10 @@ function fakeClock() {
   };
 }
 
-describe('rate limiter', () => {
+describe('budget', () => {
   it('keeps any 60-second window within the account limit of 120 requests', async () => {
     const clock = fakeClock();
-    const bucket = new RateLimiter({ perMinute: 120, ...clock });
+    const bucket = new Budget({ perMinute: 120, ...clock });
     const times: number[] = [];
     for (let i = 0; i < 400; i++) {
       await bucket.take();
@@ -33,7 +33,7 @@ describe('rate limiter', () => {
 
   it('a wall clock stepped back does not hold the callers', async () => {
     let now = 1_000_000;
-    const bucket = new RateLimiter({
+    const bucket = new Budget({
       perMinute: 120,
       now: () => now,
       sleep: async (ms) => {
@@ -51,7 +51,7 @@ describe('rate limiter', () => {
   it('at the smallest limits (1, 2, 3 a minute) keeps going, within the limit in any window', async () => {
     for (const perMinute of [1, 2, 3]) {
       const clock = fakeClock();
-      const bucket = new RateLimiter({ perMinute, ...clock });
+      const bucket = new Budget({ perMinute, ...clock });
       const times: number[] = [];
       for (let i = 0; i < 10; i++) {
         await bucket.take();
@@ -67,20 +67,20 @@ describe('rate limiter', () => {
 
   it('serves a waiting caller whose work became urgent before earlier high ones', async () => {
     const clock = fakeClock();
-    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...clock });
+    const budget = new Budget({ perMinute: 60, burst: 1, ...clock });
     const order: string[] = [];
-    await limiter.take('high'); // the one request the window has
+    await budget.take('high'); // the one request the window has
     const cells = [1, 2, 3].map((n) => ({ priority: 'high' as Priority, n }));
-    const done = cells.map((c) => withPriority(c, () => limiter.take()).then(() => order.push(`high${c.n}`)));
+    const done = cells.map((c) => withPriority(c, () => budget.take()).then(() => order.push(`high${c.n}`)));
     cells[2]!.priority = 'urgent';
-    limiter.reprioritized();
+    budget.reprioritized();
     await Promise.all(done);
     expect(order).toEqual(['high3', 'high1', 'high2']);
   });
 
   it('serves waiting callers in order', async () => {
     const clock = fakeClock();
-    const bucket = new RateLimiter({ perMinute: 60, burst: 1, ...clock });
+    const bucket = new Budget({ perMinute: 60, burst: 1, ...clock });
     const order: number[] = [];
     await Promise.all([1, 2, 3, 4].map((n) => bucket.take().then(() => order.push(n))));
     expect(order).toEqual([1, 2, 3, 4]);
@@ -88,7 +88,7 @@ describe('rate limiter', () => {
 
   it('serves high-priority callers before low-priority ones that waited longer', async () => {
     const clock = fakeClock();
-    const bucket = new RateLimiter({ perMinute: 60, burst: 1, ...clock });
+    const bucket = new Budget({ perMinute: 60, burst: 1, ...clock });
     const order: string[] = [];
     const low = [1, 2, 3].map((n) => bucket.take('low').then(() => order.push(`low${n}`)));
     const high = [1, 2].map((n) => bucket.take('high').then(() => order.push(`high${n}`)));
@@ -107,7 +107,7 @@ describe('rate limiter', () => {
     'does not starve observation: a low caller goes after waiting the maximum, behind $what',
     async ({ stream }) => {
       const clock = fakeClock();
-      const bucket = new RateLimiter({ perMinute: 60, burst: 1, maxLowWaitMs: 5000, ...clock });
+      const bucket = new Budget({ perMinute: 60, burst: 1, maxLowWaitMs: 5000, ...clock });
       const order: string[] = [];
       await bucket.take(stream); // the one token there was
       const low = bucket.take('low').then(() => order.push('low'));
@@ -123,13 +123,13 @@ describe('rate limiter', () => {
 
   it('lets observation jump the creates once per maxLowWaitMs in all, however many kinds list', async () => {
     const clock = fakeClock();
-    const limiter = new RateLimiter({ perMinute: 60, burst: 1, maxLowWaitMs: 10_000, ...clock });
+    const budget = new Budget({ perMinute: 60, burst: 1, maxLowWaitMs: 10_000, ...clock });
     const order: string[] = [];
-    await limiter.take('high');
+    await budget.take('high');
     // nine kinds' lists waiting, and a long run of creates
-    const lows = Array.from({ length: 9 }, (_, i) => limiter.take('low').then(() => order.push(`low${i}`)));
+    const lows = Array.from({ length: 9 }, (_, i) => budget.take('low').then(() => order.push(`low${i}`)));
     const highs = Array.from({ length: 60 }, (_, i) =>
-      limiter.take('high').then(() => order.push(`high${i}`)),
+      budget.take('high').then(() => order.push(`high${i}`)),
     );
     await Promise.all(highs);
     // about a minute of creates: six lists went ahead of them, not nine every ten seconds
@@ -141,45 +141,45 @@ describe('rate limiter', () => {
 
   it('counts as backed up, by priority, once callers wait as many as it serves in two seconds', async () => {
     const clock = { now: () => 0, sleep: () => new Promise<void>(() => {}) }; // time stands still
-    expect(new RateLimiter({ perMinute: 1, ...clock }).room).toBe(1);
-    expect(new RateLimiter({ perMinute: 120, ...clock }).room).toBe(4);
-    const limiter = new RateLimiter({ perMinute: 60, ...clock });
-    expect(limiter.room).toBe(2);
-    await limiter.take('high');
-    await limiter.take('high'); // the burst
-    void limiter.take('low');
-    void limiter.take('low');
+    expect(new Budget({ perMinute: 1, ...clock }).room).toBe(1);
+    expect(new Budget({ perMinute: 120, ...clock }).room).toBe(4);
+    const budget = new Budget({ perMinute: 60, ...clock });
+    expect(budget.room).toBe(2);
+    await budget.take('high');
+    await budget.take('high'); // the burst
+    void budget.take('low');
+    void budget.take('low');
     // two lists wait: more observation is kept back, a create or an edit is not
-    expect([limiter.backedUp('low'), limiter.backedUp('high'), limiter.backedUp('urgent')]).toEqual([
+    expect([budget.backedUp('low'), budget.backedUp('high'), budget.backedUp('urgent')]).toEqual([
       true,
       false,
       false,
     ]);
-    void limiter.take('high');
-    void limiter.take('high');
-    expect([limiter.backedUp('high'), limiter.backedUp('urgent')]).toEqual([true, false]);
-    expect(new RateLimiter({ perMinute: Infinity }).backedUp('low')).toBe(false);
+    void budget.take('high');
+    void budget.take('high');
+    expect([budget.backedUp('high'), budget.backedUp('urgent')]).toEqual([true, false]);
+    expect(new Budget({ perMinute: Infinity }).backedUp('low')).toBe(false);
   });
 
   it('tells the work a caller belongs to when it has to wait, and whoever asks when one is served', async () => {
     const clock = fakeClock();
-    const limiter = new RateLimiter({ perMinute: 60, burst: 1, ...clock });
+    const budget = new Budget({ perMinute: 60, burst: 1, ...clock });
     let rooms = 0;
-    limiter.onRoom = () => rooms++;
+    budget.onRoom = () => rooms++;
     const waits: string[] = [];
     const cell = (name: string) => ({ priority: 'high' as Priority, onWait: () => waits.push(name) });
-    await withPriority(cell('first'), () => limiter.take()); // the token there was
+    await withPriority(cell('first'), () => budget.take()); // the token there was
     expect(waits).toEqual([]);
     await Promise.all([
-      withPriority(cell('second'), () => limiter.take()),
-      withPriority(cell('third'), () => limiter.take()),
+      withPriority(cell('second'), () => budget.take()),
+      withPriority(cell('third'), () => budget.take()),
     ]);
     expect(waits).toEqual(['second', 'third']);
     expect(rooms).toBe(3);
   });
 
   it('does nothing when disabled', async () => {
-    const bucket = new RateLimiter({ perMinute: Infinity });
+    const bucket = new Budget({ perMinute: Infinity });
     for (let i = 0; i < 1000; i++) await bucket.take();
     expect(bucket.waitedMs).toBe(0);
   });
