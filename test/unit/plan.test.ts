@@ -4,6 +4,12 @@ import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.ts';
 import type { AnyBinding } from '../../src/operator/runtime/bindings/binding.ts';
 import {
+  legacySecretDigest,
+  secretDigest,
+  unscopedSecretDigest,
+} from '../../src/operator/runtime/bindings/module-compare.ts';
+import { encodeMetadata, type Owner } from '../../src/operator/runtime/bindings/owner.ts';
+import {
   CREATE_PENDING_ANNOTATION,
   FINALIZER,
   FORCE_DELETE_ANNOTATION,
@@ -26,7 +32,9 @@ import {
   digestsOf,
   driftOf,
   moduleChanges,
+  modulesEvent,
   planModules,
+  planModulesAfterUpdate,
   planUpdate,
   updateEvent,
 } from '../../src/operator/runtime/engine/plan-changes.ts';
@@ -39,13 +47,7 @@ import {
 import { observeOnlyId, planObserveOnly } from '../../src/operator/runtime/engine/plan-observe-only.ts';
 import type { Remote, Wanted } from '../../src/operator/runtime/engine/types.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
-import {
-  legacySecretDigest,
-  secretDigest,
-  unscopedSecretDigest,
-} from '../../src/operator/runtime/bindings/module-compare.ts';
 import { Listed } from '../../src/operator/runtime/state/observer.ts';
-import { encodeMetadata, type Owner } from '../../src/operator/runtime/bindings/owner.ts';
 
 const KEY = 'plan-test-key';
 const CLUSTER = 'c1';
@@ -292,6 +294,58 @@ describe('planSync: create, recreate, adopt, update, nothing or stall', () => {
   ];
   it.each(cases)('%s', (_what, input, expected) => {
     expect(sync(input)).toMatchObject(expected);
+  });
+});
+
+describe('planSync: an update says its Event and its second step (modules on what it returned)', () => {
+  const cases: [string, Parameters<typeof sync>[0], Record<string, unknown>][] = [
+    [
+      'a patch: its Event, then the modules planned again',
+      { want: want({ desired: { name: 'm' } }) },
+      { updated: { reason: 'Updated', message: 'updated name of thg_1' }, next: 'plan-modules' },
+    ],
+    [
+      'a drift put back: DriftCorrected',
+      { obj: { ...obj({ id: 'thg_1', observedGen: 1 }) }, want: want({ desired: { name: 'm' } }) },
+      { updated: { reason: 'DriftCorrected', message: 'put back out-of-band change to name of thg_1' } },
+    ],
+  ];
+  it.each(cases)('%s', (_what, input, expected) => {
+    expect(sync(input)).toMatchObject(expected);
+  });
+  it('no patch: no Event and no second step (the modules as read serve)', () => {
+    const d = sync({ want: want({ tls: { cert: 'x' } }) });
+    expect(d).not.toHaveProperty('updated');
+    expect(d).not.toHaveProperty('next');
+  });
+  const after = (updated: Remote) =>
+    planModulesAfterUpdate({
+      binding: THING,
+      updated,
+      want: want({ tls: { cert: 'x' } }),
+      applied: undefined,
+      digestKey: KEY,
+      obj: obj({ id: 'thg_1' }),
+    });
+  const rows: [string, Remote, ReturnType<typeof after>][] = [
+    [
+      'the update shows the module missing: PUT, with its Event',
+      remote(),
+      {
+        steps: [{ name: 'tls', put: { cert: 'x' } }],
+        event: { reason: 'ModulesUpdated', message: 'applied modules of thg_1: tls' },
+      },
+    ],
+    ['the update shows it as wanted: nothing, no Event', remote({ tls: { cert: 'x' } }), { steps: [] }],
+  ];
+  it.each(rows)('%s', (_what, updated, expected) => {
+    expect(after(updated)).toEqual(expected);
+  });
+  it('modulesEvent: none without steps; a DELETE as -name', () => {
+    expect(modulesEvent('thg_1', [])).toBeUndefined();
+    expect(modulesEvent('thg_1', [{ name: 'tls', delete: true }])?.message).toBe(
+      'applied modules of thg_1: -tls',
+    );
   });
 });
 

@@ -24,8 +24,8 @@ import {
   type SyncDecision,
   unchanged,
 } from './plan.ts';
-import { digestsOf, ownerOfDigests, planModules } from './plan-changes.ts';
-import { deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
+import { digestsOf, modulesEvent, planModulesAfterUpdate } from './plan-changes.ts';
+import { deleteFailure, deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
 import { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
 import {
   ConflictReader,
@@ -37,7 +37,7 @@ import {
   readOwnerState,
 } from './read.ts';
 import * as report from './report.ts';
-import { wanted } from './resolve.ts';
+import { idsNamedBy, wanted } from './resolve.ts';
 import {
   type EngineContext,
   type EngineOptions,
@@ -267,7 +267,10 @@ export class Engine implements EngineContext {
     return {};
   }
 
-  /** The writes a sync decision names; returns the remote resource as it now is. */
+  /**
+   * The writes a sync decision names, with its second step (the modules planned again on what
+   * the update returned) between them; returns the remote resource as it now is.
+   */
   private async write(
     ctx: EngineContext,
     obj: KubeObject,
@@ -279,16 +282,14 @@ export class Engine implements EngineContext {
     if (d.action === 'create') return execute.create(ctx, obj, want);
     if (d.action === 'recreate') return execute.create(ctx, obj, want, d.gone);
     if (d.addFinalizer) await execute.addFinalizer(ctx, obj);
-    const found = (seen as { remote: Remote }).remote;
-    let remote = found;
-    if (Object.keys(d.patch).length) remote = await execute.update(ctx, obj, remote, d.patch, want.desired);
-    // the modules as the update's answer shows them (the same as read, unless someone
-    // changed them in between)
-    const steps =
-      remote === found
-        ? d.modules
-        : planModules(this.binding, remote, want.modules, applied, this.opts.digestKey, ownerOfDigests(obj));
-    remote = await execute.writeModules(ctx, obj, remote, want.desired, steps);
+    let remote = (seen as { remote: Remote }).remote;
+    if (d.updated) remote = await execute.update(ctx, obj, remote, d.patch, want.desired, d.updated);
+    const { binding, opts } = this;
+    const modules =
+      d.next === 'plan-modules'
+        ? planModulesAfterUpdate({ binding, updated: remote, want, applied, digestKey: opts.digestKey, obj })
+        : { steps: d.modules, event: modulesEvent(remote.id, d.modules) };
+    remote = await execute.writeModules(ctx, obj, remote, want.desired, modules.steps, modules.event);
     if (d.adopt) await execute.adopted(ctx, obj, remote.id, d.adopt);
     return remote;
   }
@@ -349,7 +350,12 @@ export class Engine implements EngineContext {
     }
     const target = d.action === 'delete' ? await this.deleteTarget(ctx, obj, d.id) : undefined;
     const failed = target ? await execute.deleteRemote(ctx, obj, target) : undefined;
-    if (failed) return failed;
+    if (failed) {
+      const f = deleteFailure(target!, failed.error, (text) =>
+        ctx.opts.cache.nameIds(text, obj.metadata.namespace ?? '', idsNamedBy(obj, target!)),
+      );
+      if (!f.deleted) return failure(f.phase, { retry: true });
+    }
     await execute.removeFinalizer(ctx, obj);
     memo.last = undefined;
     return {};

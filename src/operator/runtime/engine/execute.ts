@@ -11,9 +11,8 @@ import {
 import { keyOf } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/kube.ts';
 import { patchMeta as patchObjectMeta } from '../kube/object-meta.ts';
-import { call, type Failure, failure } from './failure.ts';
-import { type ModuleStep, moduleChanges, updateEvent } from './plan-changes.ts';
-import { deleteFailure } from './plan-delete.ts';
+import { call } from './failure.ts';
+import type { ModuleStep } from './plan-changes.ts';
 import { idsNamedBy } from './resolve.ts';
 import { type EngineContext, type Remote, statusOf, type Wanted } from './types.ts';
 
@@ -121,30 +120,31 @@ export async function addFinalizer(ctx: EngineContext, obj: KubeObject): Promise
   await add(finalizerOf(ctx), obj);
 }
 
-/** The PATCH of the fields that differ; returns the resource as the API now shows it. */
+/** The PATCH of the fields that differ, and its Event; returns the resource as the API now shows it. */
 export async function update(
   ctx: EngineContext,
   obj: KubeObject,
   remote: Remote,
   patch: Record<string, unknown>,
   desired: Record<string, unknown>,
+  event: { reason: string; message: string },
 ): Promise<Remote> {
   const updated = (await callFor(ctx, obj, `update ${remote.id}`, () =>
     ctx.binding.api.update(ctx.opts.api, remote.id, patch, desired),
   )) as Remote;
   wrote(ctx, obj);
-  const e = updateEvent(obj, updated.id, patch);
-  ctx.opts.events.record(obj, 'Normal', e.reason, e.message);
+  ctx.opts.events.record(obj, 'Normal', event.reason, event.message);
   return updated;
 }
 
-/** PUTs and DELETEs the modules' steps; returns the resource as it now is. */
+/** PUTs and DELETEs the modules' steps, and their Event; returns the resource as it now is. */
 export async function writeModules(
   ctx: EngineContext,
   obj: KubeObject,
   remote: Remote,
   desired: Record<string, unknown>,
   steps: ModuleStep[],
+  event: { reason: string; message: string } | undefined,
 ): Promise<Remote> {
   const now: Remote = { ...remote };
   for (const step of steps) {
@@ -161,15 +161,8 @@ export async function writeModules(
     );
     if (put && typeof put === 'object') now[m.name] = put;
   }
-  if (steps.length) {
-    wrote(ctx, obj);
-    ctx.opts.events.record(
-      obj,
-      'Normal',
-      'ModulesUpdated',
-      `applied modules of ${remote.id}: ${moduleChanges(steps).join(', ')}`,
-    );
-  }
+  if (steps.length) wrote(ctx, obj);
+  if (event) ctx.opts.events.record(obj, 'Normal', event.reason, event.message);
   return now;
 }
 
@@ -185,21 +178,18 @@ export async function adopted(
   if (adopt.event) ctx.opts.events.record(obj, 'Normal', 'Adopted', `adopted existing ${id}`);
 }
 
-/** The DELETE (once: remembered), or why it waits; not found counts as deleted. */
+/** The DELETE (once: remembered); its error, if it failed (the plan says what it means). */
 export async function deleteRemote(
   ctx: EngineContext,
   obj: KubeObject,
   id: string,
-): Promise<Failure | undefined> {
+): Promise<{ error: unknown } | undefined> {
   try {
     await ctx.binding.api.delete(ctx.opts.api, id, statusOf(obj));
-    ctx.memos.of(keyOf(obj)).deletedRemote = id;
-    ctx.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${id}`);
-  } catch (err) {
-    const failed = deleteFailure(id, err, (text) =>
-      ctx.opts.cache.nameIds(text, obj.metadata.namespace ?? '', idsNamedBy(obj, id)),
-    );
-    if (!failed.deleted) return failure(failed.phase, { retry: true });
+  } catch (error) {
+    return { error };
   }
+  ctx.memos.of(keyOf(obj)).deletedRemote = id;
+  ctx.opts.events.record(obj, 'Normal', 'Deleted', `deleted ${id}`);
   return undefined;
 }

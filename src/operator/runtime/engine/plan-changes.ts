@@ -127,6 +127,36 @@ export function planModules(
 export const moduleChanges = (steps: ModuleStep[]) =>
   steps.map((s) => ('delete' in s ? `-${s.name}` : s.name));
 
+/** The Event of module steps written to `id`, if any. */
+export const modulesEvent = (id: string, steps: ModuleStep[]) =>
+  steps.length
+    ? { reason: 'ModulesUpdated', message: `applied modules of ${id}: ${moduleChanges(steps).join(', ')}` }
+    : undefined;
+
+/**
+ * A sync decision's second step (`next: 'plan-modules'`): the module steps on the resource as
+ * the update returned it, with their Event.
+ */
+export function planModulesAfterUpdate(i: {
+  binding: AnyBinding;
+  updated: Remote;
+  want: Wanted;
+  applied: Record<string, string> | undefined;
+  digestKey: string;
+  obj: KubeObject;
+}): { steps: ModuleStep[]; event?: { reason: string; message: string } } {
+  const steps = planModules(
+    i.binding,
+    i.updated,
+    i.want.modules,
+    i.applied,
+    i.digestKey,
+    ownerOfDigests(i.obj),
+  );
+  const event = modulesEvent(i.updated.id, steps);
+  return { steps, ...(event ? { event } : {}) };
+}
+
 /** The fields (wire names) and modules in which a remote resource differs from what the spec asks. */
 export function driftOf(binding: AnyBinding, remote: Remote, want: Wanted): string[] {
   const projected = binding.fromRemote(remote);

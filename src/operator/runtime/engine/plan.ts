@@ -24,6 +24,7 @@ import {
   planUpdate,
   type Stall,
   stallWith,
+  updateEvent,
 } from './plan-changes.ts';
 import type { Seen, Status, Wanted } from './types.ts';
 
@@ -291,7 +292,15 @@ export type SyncDecision =
       id: string;
       /** Fields to PATCH; empty: no update call. */
       patch: Record<string, unknown>;
+      /** The PATCH's Event (with a patch). */
+      updated?: { reason: string; message: string };
+      /** The module steps on the resource as read. */
       modules: ModuleStep[];
+      /**
+       * Next (with a patch): plan the modules again on what the update returns, which shows them
+       * as they are after it (the same as read, unless someone changed them in between).
+       */
+      next?: 'plan-modules';
       /** Adopting: write the id annotation (and drop the create-pending mark)? Record Adopted? */
       adopt?: { annotate: boolean; event: boolean };
       /** Add the finalizer before the first call. */
@@ -356,6 +365,9 @@ export function planSync(i: SyncInput): SyncDecision {
     id: remote.id,
     patch: update.patch,
     modules,
+    ...(Object.keys(update.patch).length
+      ? { updated: updateEvent(i.obj, remote.id, update.patch), next: 'plan-modules' as const }
+      : {}),
     ...(adopt ? { adopt } : {}),
     ...(i.finalizer === 'add' ? { addFinalizer: true } : {}),
   };
