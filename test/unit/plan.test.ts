@@ -26,7 +26,6 @@ import {
   planSync,
   priorityOf,
   unchanged,
-  unfoundCreate,
 } from '../../src/operator/runtime/engine/plan.ts';
 import {
   digestsOf,
@@ -38,6 +37,7 @@ import {
   planUpdate,
   updateEvent,
 } from '../../src/operator/runtime/engine/plan-changes.ts';
+import { unfoundCreate } from '../../src/operator/runtime/engine/plan-create.ts';
 import {
   deleteFailure,
   deleteGuard,

@@ -7,7 +7,7 @@
 
 import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../bindings/binding.ts';
-import { CREATE_PENDING_ANNOTATION, managedResource } from '../constants.ts';
+import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION, managedResource } from '../constants.ts';
 import { keyOf } from '../kube/informer.ts';
 import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube/kube.ts';
 import { type PriorityCell, withPriority } from '../scheduler/budget.ts';
@@ -25,15 +25,15 @@ import {
   unchanged,
 } from './plan.ts';
 import { digestsOf, modulesEvent, planModulesAfterUpdate } from './plan-changes.ts';
+import { planLostCreate } from './plan-create.ts';
 import { deleteFailure, deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
 import { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
 import {
   ConflictReader,
   findOwned,
-  lostCreate,
   readDeleteEvidence,
   readerFor,
-  readId,
+  readLostCreate,
   readOwnerState,
 } from './read.ts';
 import * as report from './report.ts';
@@ -244,10 +244,10 @@ export class Engine implements EngineContext {
     const reader = readerFor(ctx, key, !!requested);
     const want = await wanted(ctx, obj);
     if (isFailure(want)) return want;
-    const known = await readId(ctx, obj, want.desired);
+    const known = await this.lostCreate(ctx, obj, want.desired);
     if (isFailure(known)) return known;
-    const { id, recovered } = known;
-    if (recovered) report.recovered(ctx, obj, id!);
+    const id = known.id;
+    if (known.recovered) report.recovered(ctx, obj, id!);
     const seen = id ? await reader.read(id, want.desired) : undefined;
     const conflict = this.conflicts.read(ctx, want);
     const ownerState = await readOwnerState(ctx, obj, seen);
@@ -328,13 +328,32 @@ export class Engine implements EngineContext {
     return {};
   }
 
+  /**
+   * The remote id this object has: recorded in status, named for adoption, or (`recovered`)
+   * found by its marker after a crash mid-create or a create whose answer was lost; a failure
+   * (wait and look again) while such a create may still be made.
+   */
+  private async lostCreate(
+    ctx: EngineContext,
+    obj: KubeObject,
+    desired: Record<string, unknown>,
+  ): Promise<{ id?: string; recovered?: boolean } | Failure> {
+    const ann = obj.metadata.annotations ?? {};
+    const id = statusOf(obj).id ?? ann[ID_ANNOTATION];
+    if (id || !ann[CREATE_PENDING_ANNOTATION]) return { id };
+    const d = planLostCreate(this.binding.kind, await readLostCreate(ctx, obj, desired), Date.now());
+    execute.noteLostCreate(ctx, obj, d.action === 'create' ? undefined : d.memo);
+    if (d.action === 'wait') return d.failure;
+    return d.action === 'recovered' ? { id: d.id, recovered: true } : {};
+  }
+
   /** Deletion: the Event, the DELETE (once, and only of its own resource), then the finalizer goes. */
   private async finalize(ctx: EngineContext, obj: KubeObject): Promise<Outcome | Failure> {
     const memo = this.memos.of(keyOf(obj));
     let id = statusOf(obj).id;
     // A create may have landed without its id being recorded, or may land late: it must not be orphaned.
     if (!id && obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION]) {
-      const lost = await lostCreate(ctx, obj, {});
+      const lost = await this.lostCreate(ctx, obj, {});
       if (isFailure(lost)) return lost;
       id = lost.id;
     }

@@ -13,6 +13,7 @@ import type { KubeObject } from '../kube/kube.ts';
 import { patchMeta as patchObjectMeta } from '../kube/object-meta.ts';
 import { call } from './failure.ts';
 import type { ModuleStep } from './plan-changes.ts';
+import type { FailedCreateWrite } from './plan-create.ts';
 import { idsNamedBy } from './resolve.ts';
 import { type EngineContext, type Remote, statusOf, type Wanted } from './types.ts';
 
@@ -109,6 +110,17 @@ export async function create(
     );
   else ctx.opts.events.record(obj, 'Normal', 'Created', `created ${remote.id}`);
   return remote;
+}
+
+/** The plan's word on the memo of failed creates, after a look by the owner marker. */
+export function noteLostCreate(
+  ctx: EngineContext,
+  obj: KubeObject,
+  memo: FailedCreateWrite | undefined,
+): void {
+  if (!memo) return;
+  if ('forget' in memo) ctx.memos.failedCreates.delete(keyOf(obj));
+  else ctx.memos.failedCreates.set(keyOf(obj), memo.set);
 }
 
 /** An API call of this object: its messages name no id the object's namespace may not learn. */

@@ -161,30 +161,6 @@ export function unchanged(i: {
   return i.now - last.at < i.resyncMs * 0.8;
 }
 
-/**
- * A create that got no answer of the API's own (a timeout, a reset, a gateway's 504) may still be
- * made, later than the answer was lost: the first look finds nothing yet. Not found, it is
- * looked for again CREATE_FIRST_LOOK_MS after the failure, then CREATE_SETTLE_MS after, and only
- * then made anew; a duplicate would be a resource nobody owns, billed and routing. One the API
- * refused or never received (`answered`) is made again at once. After a restart nothing says
- * how the last create went (`answered` unknown, `at` the first look): a crash is no sign of a
- * late commit, so one more look CREATE_FIRST_LOOK_MS later is enough.
- */
-export const CREATE_FIRST_LOOK_MS = 5_000;
-export const CREATE_SETTLE_MS = 30_000;
-
-export function unfoundCreate(i: {
-  /** The last failed create (when it failed, whether the API's answer settled it), or the first look after a restart. */
-  last: { at: number; answered?: boolean } | undefined;
-  now: number;
-}): { action: 'create' } | { action: 'wait'; ms: number } {
-  if (i.last?.answered) return { action: 'create' };
-  const age = i.last ? i.now - i.last.at : 0;
-  if (age >= (i.last?.answered === false ? CREATE_SETTLE_MS : CREATE_FIRST_LOOK_MS))
-    return { action: 'create' };
-  return { action: 'wait', ms: (age < CREATE_FIRST_LOOK_MS ? CREATE_FIRST_LOOK_MS : CREATE_SETTLE_MS) - age };
-}
-
 /** The owner marker the object writes: `Kind/namespace/name` with its uid and cluster. */
 export function ownerOf(kind: string, obj: KubeObject, clusterId: string): Owner {
   const m = obj.metadata;

@@ -3,13 +3,14 @@
 // objects and resources it may collide with, and the resource a create before a crash left.
 import { isNotFound } from '../../../api/errors.ts';
 import { decodeMetadata } from '../bindings/owner.ts';
-import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION } from '../constants.ts';
+import { CREATE_PENDING_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/kube.ts';
 import { ConflictKeys } from '../state/conflicts.ts';
 import { idsUnder, type Snapshot } from '../state/observer.ts';
-import { call, type Failure, failure } from './failure.ts';
-import { type ConflictInput, needsOwnerState, ownerOf, unfoundCreate } from './plan.ts';
+import { call } from './failure.ts';
+import { type ConflictInput, needsOwnerState, ownerOf } from './plan.ts';
+import type { LostCreate } from './plan-create.ts';
 import type { EngineContext, Remote, RemoteReader, Seen, Status, Wanted } from './types.ts';
 import { statusOf } from './types.ts';
 
@@ -86,54 +87,20 @@ export async function findOwned(ctx: EngineContext, obj: KubeObject, desired: Re
 }
 
 /**
- * The remote id this object has: recorded in status, named for adoption, or (`recovered`)
- * found by its marker after a crash mid-create or a create whose answer was lost; a failure
- * (wait and look again) while such a create may still be made.
+ * A create-pending object without an id: what this process remembers of its last create, and
+ * the resource found by its marker (a create cut short, or whose answer was lost). No list
+ * before the memo's next look: each costs the kind's whole list. The plan decides
+ * (plan-create.ts planLostCreate).
  */
-export async function readId(
+export async function readLostCreate(
   ctx: EngineContext,
   obj: KubeObject,
   desired: Record<string, unknown>,
-): Promise<{ id?: string; recovered?: boolean } | Failure> {
-  const ann = obj.metadata.annotations ?? {};
-  const id = statusOf(obj).id ?? ann[ID_ANNOTATION];
-  if (id || !ann[CREATE_PENDING_ANNOTATION]) return { id };
-  return lostCreate(ctx, obj, desired);
-}
-
-/**
- * The resource a create-pending object may have, by its marker (a create cut short, or whose
- * answer was lost): its id, nothing (made anew, or let go by a delete), or a failure while a
- * create may still be made (unfoundCreate). Between looks no list is made: each costs the
- * kind's whole list.
- */
-export async function lostCreate(
-  ctx: EngineContext,
-  obj: KubeObject,
-  desired: Record<string, unknown>,
-): Promise<{ id?: string; recovered?: boolean } | Failure> {
-  const key = keyOf(obj);
-  const last = ctx.memos.failedCreates.get(key);
-  const unconfirmed = (ms: number) =>
-    failure(
-      {
-        state: 'progressing',
-        reason: 'CreateUnconfirmed',
-        message: `the last create of this ${ctx.binding.kind} got no answer from the API and may still be made: it is looked for by its owner marker again before anything is created or let go`,
-      },
-      { requeueAfterMs: ms },
-    );
-  const now = Date.now();
-  if (last?.nextLook !== undefined && last.nextLook > now) return unconfirmed(last.nextLook - now);
+): Promise<LostCreate> {
+  const last = ctx.memos.failedCreates.get(keyOf(obj));
+  if (last?.nextLook !== undefined && last.nextLook > Date.now()) return { last, looked: false };
   const found = await findOwned(ctx, obj, desired);
-  if (found) {
-    ctx.memos.failedCreates.delete(key);
-    return { id: found.id, recovered: true };
-  }
-  const d = unfoundCreate({ last, now: Date.now() });
-  if (d.action === 'create') return {};
-  ctx.memos.failedCreates.set(key, { ...(last ?? { at: Date.now() }), nextLook: Date.now() + d.ms });
-  return unconfirmed(d.ms);
+  return { ...(last ? { last } : {}), looked: true, ...(found ? { found: found.id } : {}) };
 }
 
 /**
