@@ -59,7 +59,34 @@ export class ConditionError extends Error {
   }
 }
 
-/** API errors become conditions: a rejected request stalls, anything else retries. */
+/**
+ * An API error as a condition: a rejected request stalls (unauthorized: looked at again
+ * slowly), anything else retries (as the API asks, up to an hour: a Retry-After of days, a
+ * proxy's mistake, would leave the object unlooked-at past every resync). `detail`: the API's
+ * message with its ids named.
+ */
+export function apiFailure(
+  what: string,
+  err: { status?: number; retryable: boolean; retryAfterMs?: number },
+  detail: string,
+): Failure {
+  const message = `${what}: ${detail}`;
+  if (err.retryable) {
+    const wait = err.retryAfterMs === undefined ? undefined : Math.min(err.retryAfterMs, RETRY_AFTER_MAX_MS);
+    return failure(
+      { state: 'progressing', reason: err.status === 429 ? 'APIThrottled' : 'APIUnavailable', message },
+      wait ? { requeueAfterMs: wait } : { retry: true },
+    );
+  }
+  const auth = err.status === 401 || err.status === 403;
+  return stalled(
+    auth ? 'APIUnauthorized' : 'APIRejected',
+    message,
+    auth ? { requeueAfterMs: SLOW_RETRY_MS } : {},
+  );
+}
+
+/** API errors become conditions (apiFailure), thrown to the engine's reconcile. */
 export async function apiCall<T>(
   what: string,
   fn: () => Promise<T>,
@@ -70,29 +97,12 @@ export async function apiCall<T>(
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     const raw = err.apiMessage ?? err.message;
-    const detail = nameIds?.(raw) ?? raw;
-    if (isRetryable(err)) {
-      // as the API asks, up to an hour: a Retry-After of days (a proxy's mistake) would leave
-      // the object unlooked-at past every resync
-      const wait =
-        err.retryAfterMs === undefined ? undefined : Math.min(err.retryAfterMs, RETRY_AFTER_MAX_MS);
-      throw new ConditionError(
-        failure(
-          {
-            state: 'progressing',
-            reason: err.status === 429 ? 'APIThrottled' : 'APIUnavailable',
-            message: `${what}: ${detail}`,
-          },
-          wait ? { requeueAfterMs: wait } : { retry: true },
-        ),
-      );
-    }
-    const auth = err.status === 401 || err.status === 403;
+    const retryable = isRetryable(err);
     throw new ConditionError(
-      stalled(
-        auth ? 'APIUnauthorized' : 'APIRejected',
-        `${what}: ${detail}`,
-        auth ? { requeueAfterMs: SLOW_RETRY_MS } : {},
+      apiFailure(
+        what,
+        { status: err.status, retryable, retryAfterMs: err.retryAfterMs },
+        nameIds?.(raw) ?? raw,
       ),
     );
   }

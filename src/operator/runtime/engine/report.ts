@@ -1,5 +1,5 @@
 // Outcomes into status, conditions and Events: a sync, an observe-only read, the pause, and
-// a Failure's status, Event and retry.
+// a Failure's status, Event and retry (how quietly: plan-report.ts).
 import { type Condition, conditionsFor, type Phase } from '../bindings/conditions.ts';
 import { ID_ANNOTATION, PAUSED_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../kube/informer.ts';
@@ -8,6 +8,7 @@ import { mergePatch } from '../kube/merge-patch.ts';
 import type { Failure } from './failure.ts';
 import { type LastSync, remoteDigest, statusDigest } from './memo.ts';
 import type { ObserveOnlyDecision } from './plan-observe-only.ts';
+import { planFailureReport } from './plan-report.ts';
 import {
   type EngineContext,
   type Outcome,
@@ -16,13 +17,6 @@ import {
   statusOf,
   type Wanted,
 } from './types.ts';
-
-const WAITS = new Set(['WaitingForReference', 'WaitingForSecret', 'WaitingForAccount']);
-/**
- * Progressing states a person running `kubectl describe` should see as Events too (repeats
- * are dropped by the recorder; throttling shows in metrics, not per object).
- */
-const NOTEWORTHY = new Set([...WAITS, 'APIUnavailable', 'DeleteFailed']);
 
 /** Records what this reconcile did, unless the object was forgotten since it started. */
 export function remember(ctx: EngineContext, key: string, resetsAtStart: number, value: LastSync): void {
@@ -109,41 +103,7 @@ export async function pause(ctx: EngineContext, obj: KubeObject): Promise<Outcom
   return {};
 }
 
-/** How a failure is reported: not at all (kept), after a quiet wait, or in status (and an Event). */
-export type FailureReport =
-  | { action: 'keep' }
-  | { action: 'quiet'; requeueAfterMs: number }
-  | { action: 'write' };
-
-/**
- * Throttled while only looking (nothing the user changed is pending): the object keeps its
- * Ready state, no condition flaps. A new object waiting for a reference or a Secret that is
- * on its way says so only if the wait lasts: most waits end within a second, and each
- * status write is a Kubernetes write.
- */
-export function failureReport(
-  obj: KubeObject,
-  err: Failure,
-  waitingSince: number,
-  now: number,
-): FailureReport {
-  const st = obj.status as Status | undefined;
-  if (
-    err.phase.reason === 'APIThrottled' &&
-    st?.observedGeneration === obj.metadata.generation &&
-    st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-  )
-    return { action: 'keep' };
-  const ready = st?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
-  if (WAITS.has(err.phase.reason) && (!st?.conditions || (err.quietWhenReady && ready))) {
-    const left = err.quietMs - (now - waitingSince);
-    if (left > 0)
-      return { action: 'quiet', requeueAfterMs: Math.min(left, err.outcome.requeueAfterMs ?? left) };
-  }
-  return { action: 'write' };
-}
-
-/** A Failure into status, an Event (once) and the outcome. */
+/** A Failure into status, an Event (once) and the outcome, as the plan says (planFailureReport). */
 export async function reportFailure(
   ctx: EngineContext,
   obj: KubeObject,
@@ -154,21 +114,15 @@ export async function reportFailure(
   const key = keyOf(obj);
   const memo = ctx.memos.of(key);
   const now = Date.now();
-  const report = failureReport(obj, err, memo.waitingSince ?? now, now);
-  if (report.action === 'keep') return err.outcome;
-  if (report.action === 'quiet') {
-    memo.waitingSince ??= now;
-    return { requeueAfterMs: report.requeueAfterMs };
-  }
-  memo.waitingSince = undefined;
+  const r = planFailureReport({ obj, err, ...memo, requested, now });
+  if (r.action === 'keep') return r.outcome;
+  memo.waitingSince = r.waitingSince;
+  if (r.action === 'quiet') return r.outcome;
   // an API that stays away is one Event per object, whichever call meets it next (the
   // cache may not show this process's last status write yet: remembered here)
-  const repeated = err.phase.reason === 'APIUnavailable' && !!memo.unavailableNoted;
-  memo.unavailableNoted = err.phase.reason === 'APIUnavailable' || undefined;
-  // a stalled object is tried again when its spec changes or at the next resync, not sooner
-  await writeStatus(ctx, obj, requested ? { lastHandledReconcileAt: requested } : {}, err.phase);
-  // a conflict is looked at again shortly: the other object may go
-  if (err.phase.state === 'stalled' && err.phase.reason !== 'Conflict')
+  memo.unavailableNoted = r.unavailableNoted;
+  await writeStatus(ctx, obj, r.fields, err.phase);
+  if (r.remember)
     remember(ctx, key, resetsAtStart, {
       at: Date.now(),
       generation: obj.metadata.generation,
@@ -176,14 +130,8 @@ export async function reportFailure(
       status: statusDigest(obj.status),
       resourceVersion: obj.metadata.resourceVersion,
     });
-  if ((err.phase.state === 'stalled' || NOTEWORTHY.has(err.phase.reason)) && !repeated)
-    ctx.opts.events.record(
-      obj,
-      err.phase.state === 'stalled' || err.phase.reason !== 'WaitingForReference' ? 'Warning' : 'Normal',
-      err.phase.reason,
-      err.phase.message,
-    );
-  return err.outcome;
+  if (r.event) ctx.opts.events.record(obj, r.event.type, r.event.reason, r.event.message);
+  return r.outcome;
 }
 
 /** The pause annotation was removed: one read afresh, whatever the last sync knew. */
