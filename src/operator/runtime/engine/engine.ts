@@ -7,37 +7,25 @@
 
 import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../bindings/binding.ts';
-import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION, managedResource } from '../constants.ts';
+import { CREATE_PENDING_ANNOTATION, managedResource } from '../constants.ts';
 import { keyOf } from '../kube/informer.ts';
 import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube/kube.ts';
 import { type PriorityCell, withPriority } from '../scheduler/budget.ts';
 import * as execute from './execute.ts';
 import { ConditionError, type Failure, failure, fromStall, isFailure } from './failure.ts';
 import { distrustForgedStatus } from './forged-status.ts';
+import { gatherObserved, gatherSync } from './gather.ts';
 import { recordIds } from './id-annotations.ts';
 import { Memos } from './memo.ts';
-import {
-  ownerOf,
-  planReconcile,
-  planSync,
-  type ReconcilePlan,
-  type SyncDecision,
-  unchanged,
-} from './plan.ts';
+import { ownerOf, planReconcile, type ReconcilePlan, type SyncDecision, unchanged } from './plan.ts';
 import { digestsOf, modulesEvent, planModulesAfterUpdate } from './plan-changes.ts';
 import { planLostCreate } from './plan-create.ts';
 import { deleteFailure, deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
-import { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
-import {
-  ConflictReader,
-  findOwned,
-  readDeleteEvidence,
-  readerFor,
-  readLostCreate,
-  readOwnerState,
-} from './read.ts';
+import { observeOnlyId } from './plan-observe-only.ts';
+import { planGatheredObserve, planGatheredSync } from './plan-sync.ts';
+import { ConflictReader, findOwned, readDeleteEvidence, readLostCreate } from './read.ts';
 import * as report from './report.ts';
-import { idsNamedBy, wanted } from './resolve.ts';
+import { idsNamedBy } from './resolve.ts';
 import {
   type EngineContext,
   type EngineOptions,
@@ -140,9 +128,9 @@ export class Engine implements EngineContext {
 
   /**
    * `onWait`: told when a call of this run has to wait for the account's budget (see runWorker);
-   * `fresh`: the run is its namespace's newcomer, and its calls take the newcomer's turn.
+   * `fresh`: the run is its namespace's newcomer (since then), and its calls take the newcomer's turn.
    */
-  async reconcile(key: string, onWait?: () => void, fresh = false): Promise<Outcome> {
+  async reconcile(key: string, onWait?: () => void, fresh?: number): Promise<Outcome> {
     // a copy: the cache must only change through watch events, or old/new comparisons lie
     const resetsAtStart = this.memos.peek(key)?.resets ?? 0;
     const cached = this.opts.cache.get(key);
@@ -226,9 +214,10 @@ export class Engine implements EngineContext {
   }
 
   /**
-   * resolve -> read -> plan -> execute -> report. What the object wants (references,
-   * Secrets, modules), what the API holds (from the kind's bulk list when it is fresh for
-   * this object, else one GET), then create, recreate, adopt or update, and report.
+   * gather -> plan -> execute -> report. What the object wants (references, Secrets,
+   * modules) and what the API holds (from the kind's bulk list when it is fresh for this
+   * object, else one GET), in one value; then the plan: create, recreate, adopt or update, or
+   * a failure; the writes; and the report.
    */
   private async sync(
     ctx: EngineContext,
@@ -240,27 +229,20 @@ export class Engine implements EngineContext {
     const key = keyOf(obj);
     if (finalizer === 'restore') await execute.restoreFinalizer(ctx, obj);
     if (this.unchanged(ctx, obj, requested)) return {};
-    // asked for by annotation: read the resource itself, not the kind's last list
-    const reader = readerFor(ctx, key, !!requested);
-    const want = await wanted(ctx, obj);
-    if (isFailure(want)) return want;
-    const known = await this.lostCreate(ctx, obj, want.desired);
-    if (isFailure(known)) return known;
-    const id = known.id;
-    if (known.recovered) report.recovered(ctx, obj, id!);
-    const seen = id ? await reader.read(id, want.desired) : undefined;
-    const conflict = this.conflicts.read(ctx, want);
-    const ownerState = await readOwnerState(ctx, obj, seen);
-    const applied = this.memos.peek(key)?.last?.digests;
+    const g = await gatherSync(ctx, obj, this.conflicts, requested);
     const { binding, opts } = this;
-    const d = planSync({
-      ...{ binding, obj, clusterId: opts.clusterId, digestKey: opts.digestKey, want, id, seen },
-      ...{ ownerState, applied, conflict, finalizer, mayAdopt: ctx.mayAdopt },
+    const p = planGatheredSync(g, {
+      ...{ binding, obj, clusterId: opts.clusterId, digestKey: opts.digestKey },
+      ...{ finalizer, mayAdopt: ctx.mayAdopt, now: Date.now() },
     });
-    if (d.action === 'stall') return fromStall(d);
+    execute.noteLostCreate(ctx, obj, p.lostCreate);
+    if (p.recovered) report.recovered(ctx, obj, p.recovered);
+    const d = p.decision;
+    if (isFailure(d)) return d;
+    const want = g.want as Wanted;
     // the resource's marker is checked (its own, or one the namespace may take): others may use its id
     if ('id' in d) ctx.opts.cache.confirm?.(key, d.id);
-    const remote = await this.write(ctx, obj, want, d, seen, applied ?? statusOf(obj).secretDigests);
+    const remote = await this.write(ctx, obj, want, d, g.seen as Seen | undefined, p.applied);
     const digests = digestsOf(binding, want.modules, opts.digestKey, obj.metadata.namespace ?? '');
     await report.reportSynced(ctx, obj, { remote, want, digests, requested, resetsAtStart });
     // the next look comes with the kind's next bulk list
@@ -308,43 +290,14 @@ export class Engine implements EngineContext {
     if (this.unchanged(ctx, obj, requested)) return {};
     const known = observeOnlyId(obj);
     if ('action' in known) return fromStall(known);
-    const want = await wanted(ctx, obj);
-    if (isFailure(want)) return want;
-    const seen = await readerFor(ctx, keyOf(obj), !!requested).read(known.id, want.desired);
-    const ownerState = await readOwnerState(ctx, obj, seen);
+    const g = await gatherObserved(ctx, obj, known.id, requested);
     const { binding, opts } = this;
-    const d = planObserveOnly({
-      binding,
-      obj,
-      clusterId: opts.clusterId,
-      id: known.id,
-      seen,
-      want,
-      ownerState,
-      mayAdopt: ctx.mayAdopt,
+    const d = planGatheredObserve(g, {
+      ...{ binding, obj, clusterId: opts.clusterId, id: known.id, mayAdopt: ctx.mayAdopt },
     });
-    if (d.action === 'stall') return fromStall(d);
-    await report.reportObserved(ctx, obj, d, { want, requested, resetsAtStart });
+    if (isFailure(d)) return d;
+    await report.reportObserved(ctx, obj, d, { want: g.want as Wanted, requested, resetsAtStart });
     return {};
-  }
-
-  /**
-   * The remote id this object has: recorded in status, named for adoption, or (`recovered`)
-   * found by its marker after a crash mid-create or a create whose answer was lost; a failure
-   * (wait and look again) while such a create may still be made.
-   */
-  private async lostCreate(
-    ctx: EngineContext,
-    obj: KubeObject,
-    desired: Record<string, unknown>,
-  ): Promise<{ id?: string; recovered?: boolean } | Failure> {
-    const ann = obj.metadata.annotations ?? {};
-    const id = statusOf(obj).id ?? ann[ID_ANNOTATION];
-    if (id || !ann[CREATE_PENDING_ANNOTATION]) return { id };
-    const d = planLostCreate(this.binding.kind, await readLostCreate(ctx, obj, desired), Date.now());
-    execute.noteLostCreate(ctx, obj, d.action === 'create' ? undefined : d.memo);
-    if (d.action === 'wait') return d.failure;
-    return d.action === 'recovered' ? { id: d.id, recovered: true } : {};
   }
 
   /** Deletion: the Event, the DELETE (once, and only of its own resource), then the finalizer goes. */
@@ -353,9 +306,10 @@ export class Engine implements EngineContext {
     let id = statusOf(obj).id;
     // A create may have landed without its id being recorded, or may land late: it must not be orphaned.
     if (!id && obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION]) {
-      const lost = await this.lostCreate(ctx, obj, {});
-      if (isFailure(lost)) return lost;
-      id = lost.id;
+      const lost = planLostCreate(this.binding.kind, await readLostCreate(ctx, obj, {}), Date.now());
+      if (lost.action !== 'create') execute.noteLostCreate(ctx, obj, lost.memo);
+      if (lost.action === 'wait') return lost.failure;
+      id = lost.action === 'recovered' ? lost.id : undefined;
     }
     // The manager requeues this object when a referrer goes away or stops referencing it.
     const referrers = id

@@ -3,10 +3,9 @@
 // wants (resolve.ts `wanted`) and the pure decisions (plan*.ts), which `edgectl plan` runs
 // without the engine's reads and writes (src/operator/preview*.ts).
 export { Engine } from './engine.ts';
+export { needsOwnerState, ownerOf } from './marker.ts';
 export {
   type ConflictInput,
-  needsOwnerState,
-  ownerOf,
   planReconcile,
   planSync,
   priorityOf,

@@ -16,6 +16,7 @@ import type { Priority } from '../scheduler/priority.ts';
 import { type Candidate, findConflict } from '../state/conflicts.ts';
 import type { Snapshot } from '../state/observer.ts';
 import { CONFLICT_RECHECK_MS } from './failure.ts';
+import { needsOwnerState, type OwnerState, ownerOf } from './marker.ts';
 import { type LastSync, statusDigest } from './memo.ts';
 import {
   type ModuleStep,
@@ -28,7 +29,7 @@ import {
 } from './plan-changes.ts';
 import type { Seen, Status, Wanted } from './types.ts';
 
-export type OwnerState = 'live' | 'gone' | 'unknown';
+export { needsOwnerState, type OwnerState, ownerOf } from './marker.ts';
 
 const statusOf = (obj: KubeObject) => (obj.status ?? {}) as Status;
 
@@ -159,19 +160,6 @@ export function unchanged(i: {
   if (bulk && !bulk.failing) return true;
   // no bulk list, or its lists fail: a GET once the resync is due
   return i.now - last.at < i.resyncMs * 0.8;
-}
-
-/** The owner marker the object writes: `Kind/namespace/name` with its uid and cluster. */
-export function ownerOf(kind: string, obj: KubeObject, clusterId: string): Owner {
-  const m = obj.metadata;
-  return { cluster: clusterId, uid: m.uid!, object: `${kind}/${m.namespace}/${m.name}` };
-}
-
-/** A marker naming another object of this installation: whether it still exists must be read. */
-export function needsOwnerState(marker: Owner | undefined, self: Owner): boolean {
-  return (
-    !!marker && marker.cluster === self.cluster && marker.uid !== self.uid && marker.object !== self.object
-  );
 }
 
 /**
