@@ -4,9 +4,9 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyBinding } from '../../src/operator/runtime/bindings/binding.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
+import { adoptedId } from '../../src/operator/runtime/engine/facts.ts';
 import { QUIET_WAIT_FOR_PROGRESS_MS, QUIET_WAIT_MS } from '../../src/operator/runtime/engine/failure.ts';
 import {
-  adoptedId,
   type Held,
   METADATA_MAX,
   planReferences,

@@ -32,8 +32,8 @@ import {
   driftOf,
   moduleChanges,
   modulesEvent,
+  planModuleStep,
   planModules,
-  planModulesAfterUpdate,
   planUpdate,
   updateEvent,
 } from '../../src/operator/runtime/engine/plan-changes.ts';
@@ -318,8 +318,12 @@ describe('planSync: an update says its Event and its second step (modules on wha
     expect(d).not.toHaveProperty('updated');
     expect(d).not.toHaveProperty('next');
   });
-  const after = (updated: Remote) =>
-    planModulesAfterUpdate({
+  const moduleStep = (updated: Remote, second = true) =>
+    planModuleStep({
+      decision: {
+        modules: [{ name: 'auth', delete: true }],
+        ...(second ? { next: 'plan-modules' as const } : {}),
+      },
       binding: THING,
       updated,
       want: want({ tls: { cert: 'x' } }),
@@ -327,7 +331,7 @@ describe('planSync: an update says its Event and its second step (modules on wha
       digestKey: KEY,
       obj: obj({ id: 'thg_1' }),
     });
-  const rows: [string, Remote, ReturnType<typeof after>][] = [
+  const rows: [string, Remote, ReturnType<typeof moduleStep>][] = [
     [
       'the update shows the module missing: PUT, with its Event',
       remote(),
@@ -339,7 +343,13 @@ describe('planSync: an update says its Event and its second step (modules on wha
     ['the update shows it as wanted: nothing, no Event', remote({ tls: { cert: 'x' } }), { steps: [] }],
   ];
   it.each(rows)('%s', (_what, updated, expected) => {
-    expect(after(updated)).toEqual(expected);
+    expect(moduleStep(updated)).toEqual(expected);
+  });
+  it('no second step: the steps planned on the resource as read, with their Event', () => {
+    expect(moduleStep(remote({ tls: { cert: 'x' } }), false)).toEqual({
+      steps: [{ name: 'auth', delete: true }],
+      event: { reason: 'ModulesUpdated', message: 'applied modules of thg_1: -auth' },
+    });
   });
   it('modulesEvent: none without steps; a DELETE as -name', () => {
     expect(modulesEvent('thg_1', [])).toBeUndefined();

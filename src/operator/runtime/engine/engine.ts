@@ -12,20 +12,20 @@ import { keyOf } from '../kube/informer.ts';
 import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube/kube.ts';
 import { type PriorityCell, withPriority } from '../scheduler/budget.ts';
 import * as execute from './execute.ts';
+import { idsNamedBy } from './facts.ts';
 import { ConditionError, type Failure, failure, fromStall, isFailure } from './failure.ts';
 import { distrustForgedStatus } from './forged-status.ts';
 import { gatherObserved, gatherSync } from './gather.ts';
 import { recordIds } from './id-annotations.ts';
 import { Memos } from './memo.ts';
 import { ownerOf, planReconcile, type ReconcilePlan, type SyncDecision, unchanged } from './plan.ts';
-import { digestsOf, modulesEvent, planModulesAfterUpdate } from './plan-changes.ts';
+import { planModuleStep } from './plan-changes.ts';
 import { planLostCreate } from './plan-create.ts';
 import { deleteFailure, deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
 import { observeOnlyId } from './plan-observe-only.ts';
 import { planGatheredObserve, planGatheredSync } from './plan-sync.ts';
 import { ConflictReader, findOwned, readDeleteEvidence, readLostCreate } from './read.ts';
 import * as report from './report.ts';
-import { idsNamedBy } from './resolve.ts';
 import {
   type EngineContext,
   type EngineOptions,
@@ -235,16 +235,14 @@ export class Engine implements EngineContext {
       ...{ binding, obj, clusterId: opts.clusterId, digestKey: opts.digestKey },
       ...{ finalizer, mayAdopt: ctx.mayAdopt, now: Date.now() },
     });
-    execute.noteLostCreate(ctx, obj, p.lostCreate);
-    if (p.recovered) report.recovered(ctx, obj, p.recovered);
+    execute.noteLostCreate(ctx, obj, p.lostCreate, p.recovered);
     const d = p.decision;
     if (isFailure(d)) return d;
     const want = g.want as Wanted;
     // the resource's marker is checked (its own, or one the namespace may take): others may use its id
     if ('id' in d) ctx.opts.cache.confirm?.(key, d.id);
     const remote = await this.write(ctx, obj, want, d, g.seen as Seen | undefined, p.applied);
-    const digests = digestsOf(binding, want.modules, opts.digestKey, obj.metadata.namespace ?? '');
-    await report.reportSynced(ctx, obj, { remote, want, digests, requested, resetsAtStart });
+    await report.reportSynced(ctx, obj, { remote, want, digests: p.digests!, requested, resetsAtStart });
     // the next look comes with the kind's next bulk list
     return {};
   }
@@ -266,11 +264,16 @@ export class Engine implements EngineContext {
     if (d.addFinalizer) await execute.addFinalizer(ctx, obj);
     let remote = (seen as { remote: Remote }).remote;
     if (d.updated) remote = await execute.update(ctx, obj, remote, d.patch, want.desired, d.updated);
+    // the plan's second step: the modules, on what the update returned
     const { binding, opts } = this;
-    const modules =
-      d.next === 'plan-modules'
-        ? planModulesAfterUpdate({ binding, updated: remote, want, applied, digestKey: opts.digestKey, obj })
-        : { steps: d.modules, event: modulesEvent(remote.id, d.modules) };
+    const modules = planModuleStep({
+      decision: d,
+      binding,
+      updated: remote,
+      want,
+      applied,
+      ...{ obj, digestKey: opts.digestKey },
+    });
     remote = await execute.writeModules(ctx, obj, remote, want.desired, modules.steps, modules.event);
     if (d.adopt) await execute.adopted(ctx, obj, remote.id, d.adopt);
     return remote;

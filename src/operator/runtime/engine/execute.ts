@@ -11,10 +11,10 @@ import {
 import { keyOf } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/kube.ts';
 import { patchMeta as patchObjectMeta } from '../kube/object-meta.ts';
+import { idsNamedBy } from './facts.ts';
 import { call } from './failure.ts';
 import type { ModuleStep } from './plan-changes.ts';
 import type { FailedCreateWrite } from './plan-create.ts';
-import { idsNamedBy } from './resolve.ts';
 import { type EngineContext, type Remote, statusOf, type Wanted } from './types.ts';
 
 /** A metadata merge patch guarded by resourceVersion, so a stale cache cannot clobber. */
@@ -112,15 +112,25 @@ export async function create(
   return remote;
 }
 
-/** The plan's word on the memo of failed creates, after a look by the owner marker. */
+/**
+ * The plan's word on the memo of failed creates, after a look by the owner marker, and the
+ * Recovered Event of the id the look found (`recovered`).
+ */
 export function noteLostCreate(
   ctx: EngineContext,
   obj: KubeObject,
   memo: FailedCreateWrite | undefined,
+  recovered?: string,
 ): void {
-  if (!memo) return;
-  if ('forget' in memo) ctx.memos.failedCreates.delete(keyOf(obj));
-  else ctx.memos.failedCreates.set(keyOf(obj), memo.set);
+  if (memo && 'forget' in memo) ctx.memos.failedCreates.delete(keyOf(obj));
+  else if (memo) ctx.memos.failedCreates.set(keyOf(obj), memo.set);
+  if (recovered)
+    ctx.opts.events.record(
+      obj,
+      'Normal',
+      'Recovered',
+      `found ${recovered}, made by an earlier create whose answer was lost (a restart, a timeout); adopting it`,
+    );
 }
 
 /** An API call of this object: its messages name no id the object's namespace may not learn. */

@@ -7,25 +7,11 @@
 import { CREATE_PENDING_ANNOTATION, ID_ANNOTATION } from '../constants.ts';
 import { keyOf } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/kube.ts';
-import { ConditionError, type Failure, isFailure } from './failure.ts';
+import { isFailure } from './failure.ts';
 import type { Gathered, GatheredObserved } from './plan-sync.ts';
-import { type ConflictReader, readerFor, readLostCreate, readOwnerState } from './read.ts';
+import { type ConflictReader, readLostCreate, readOwnerState, readRemote } from './read.ts';
 import { wanted } from './resolve.ts';
-import { type EngineContext, type RemoteReader, type Seen, statusOf } from './types.ts';
-
-/** The resource under `id`, or the failure to read it (a value: the plan orders it after the lost create). */
-async function readSeen(
-  reader: RemoteReader,
-  id: string,
-  desired: Record<string, unknown>,
-): Promise<Seen | Failure> {
-  try {
-    return await reader.read(id, desired);
-  } catch (err) {
-    if (err instanceof ConditionError) return err.failure;
-    throw err;
-  }
-}
+import { type EngineContext, statusOf } from './types.ts';
 
 /** What a sync reads. `requested`: a reconcile asked for by annotation reads the resource itself, not the kind's last list. */
 export async function gatherSync(
@@ -35,7 +21,6 @@ export async function gatherSync(
   requested: string | undefined,
 ): Promise<Gathered> {
   const key = keyOf(obj);
-  const reader = readerFor(ctx, key, !!requested);
   const want = await wanted(ctx, obj);
   if (isFailure(want)) return { want };
   const ann = obj.metadata.annotations ?? {};
@@ -43,7 +28,7 @@ export async function gatherSync(
   const lost =
     !id && ann[CREATE_PENDING_ANNOTATION] ? await readLostCreate(ctx, obj, want.desired) : undefined;
   const under = id || lost?.found;
-  const seen = under ? await readSeen(reader, under, want.desired) : undefined;
+  const seen = under ? await readRemote(ctx, key, !!requested, under, want.desired) : undefined;
   const conflict = conflicts.read(ctx, want);
   const ownerState = seen && !isFailure(seen) ? await readOwnerState(ctx, obj, seen) : undefined;
   return {
@@ -66,7 +51,7 @@ export async function gatherObserved(
 ): Promise<GatheredObserved> {
   const want = await wanted(ctx, obj);
   if (isFailure(want)) return { want };
-  const seen = await readSeen(readerFor(ctx, keyOf(obj), !!requested), id, want.desired);
+  const seen = await readRemote(ctx, keyOf(obj), !!requested, id, want.desired);
   const ownerState = isFailure(seen) ? undefined : await readOwnerState(ctx, obj, seen);
   return { want, seen, ...(ownerState ? { ownerState } : {}) };
 }

@@ -3,7 +3,7 @@
 // wants (resolve.ts `wanted`) and the pure decisions (plan*.ts), which `edgectl plan` runs
 // without the engine's reads and writes (src/operator/preview*.ts).
 export { Engine } from './engine.ts';
-export { needsOwnerState, ownerOf } from './marker.ts';
+export { needsOwnerState, ownerOf, rawIds } from './facts.ts';
 export {
   type ConflictInput,
   planReconcile,
@@ -15,7 +15,7 @@ export {
 export { digestsOf, type ModuleStep } from './plan-changes.ts';
 export { deleteGuard, planFinalize } from './plan-delete.ts';
 export { observeOnlyId, planObserveOnly } from './plan-observe-only.ts';
-export { rawIds, wanted } from './resolve.ts';
+export { wanted } from './resolve.ts';
 export {
   type EngineAccounts,
   type EngineCache,

@@ -134,10 +134,13 @@ export const modulesEvent = (id: string, steps: ModuleStep[]) =>
     : undefined;
 
 /**
- * A sync decision's second step (`next: 'plan-modules'`): the module steps on the resource as
- * the update returned it, with their Event.
+ * A sync decision's second step, between the update and the module writes: with
+ * `next: 'plan-modules'` the module steps planned again on the resource as the update
+ * returned it (the same as read, unless someone changed them in between), else the steps
+ * planned on the resource as read; with their Event.
  */
-export function planModulesAfterUpdate(i: {
+export function planModuleStep(i: {
+  decision: { modules: ModuleStep[]; next?: 'plan-modules' };
   binding: AnyBinding;
   updated: Remote;
   want: Wanted;
@@ -145,18 +148,13 @@ export function planModulesAfterUpdate(i: {
   digestKey: string;
   obj: KubeObject;
 }): { steps: ModuleStep[]; event?: { reason: string; message: string } } {
-  const steps = planModules(
-    i.binding,
-    i.updated,
-    i.want.modules,
-    i.applied,
-    i.digestKey,
-    ownerOfDigests(i.obj),
-  );
+  const steps =
+    i.decision.next === 'plan-modules'
+      ? planModules(i.binding, i.updated, i.want.modules, i.applied, i.digestKey, ownerOfDigests(i.obj))
+      : i.decision.modules;
   const event = modulesEvent(i.updated.id, steps);
   return { steps, ...(event ? { event } : {}) };
 }
-
 /** The fields (wire names) and modules in which a remote resource differs from what the spec asks. */
 export function driftOf(binding: AnyBinding, remote: Remote, want: Wanted): string[] {
   const projected = binding.fromRemote(remote);

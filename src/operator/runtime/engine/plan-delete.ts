@@ -5,7 +5,8 @@ import type { Phase } from '../bindings/conditions.ts';
 import { decodeMetadata, type Owner } from '../bindings/owner.ts';
 import { FINALIZER, FORCE_DELETE_ANNOTATION } from '../constants.ts';
 import type { KubeObject } from '../kube/kube.ts';
-import { adoptionRefused, isObserveOnly } from './plan.ts';
+import { isObserveOnly } from './facts.ts';
+import { adoptionRefused } from './plan.ts';
 import type { Seen } from './types.ts';
 
 export type FinalizeDecision =

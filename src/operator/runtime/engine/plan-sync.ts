@@ -3,9 +3,10 @@
 // for), then create, recreate, adopt, update, nothing, or a failure to report.
 import type { AnyBinding } from '../bindings/binding.ts';
 import type { KubeObject } from '../kube/kube.ts';
+import type { OwnerState } from './facts.ts';
 import { type Failure, fromStall, isFailure } from './failure.ts';
-import type { OwnerState } from './marker.ts';
 import { type ConflictInput, planSync, type SyncDecision } from './plan.ts';
+import { digestsOf } from './plan-changes.ts';
 import { type FailedCreateWrite, type LostCreate, planLostCreate } from './plan-create.ts';
 import { type ObserveOnlyDecision, planObserveOnly } from './plan-observe-only.ts';
 import { type Seen, statusOf, type Wanted } from './types.ts';
@@ -37,6 +38,8 @@ export interface SyncPlan {
   decision: Exclude<SyncDecision, { action: 'stall' }> | Failure;
   /** The secret digests the modules compare with (this process's, else status's). */
   applied?: Record<string, string>;
+  /** The secret digests of the modules the spec wants, for status once in sync. */
+  digests?: Record<string, string>;
 }
 
 export function planGatheredSync(
@@ -64,7 +67,9 @@ export function planGatheredSync(
     ...{ id: g.id ?? recovered, seen: g.seen, ownerState: g.ownerState, applied: g.applied },
     ...{ conflict: g.conflict, finalizer: c.finalizer, mayAdopt: c.mayAdopt },
   });
-  return { ...then, decision: d.action === 'stall' ? fromStall(d) : d, applied };
+  if (d.action === 'stall') return { ...then, decision: fromStall(d) };
+  const digests = digestsOf(c.binding, g.want.modules, c.digestKey, c.obj.metadata.namespace ?? '');
+  return { ...then, decision: d, applied, digests };
 }
 
 /** What an observe-only read reads (gather.ts): the spec's want, then the resource and its owner's state. */

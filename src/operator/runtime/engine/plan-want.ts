@@ -6,58 +6,12 @@ import { isReachableId } from '../../../api/limits.ts';
 import { describeAccount } from '../accounts/resolve.ts';
 import type { AnyBinding, Common } from '../bindings/binding.ts';
 import { encodeMetadata } from '../bindings/owner.ts';
-import { ID_ANNOTATION } from '../constants.ts';
 import type { KubeObject } from '../kube/kube.ts';
 import { type Failure, failure, QUIET_WAIT_FOR_PROGRESS_MS, QUIET_WAIT_MS, stalled } from './failure.ts';
-import { adoptionMessage, isObserveOnly, ownerOf } from './plan.ts';
-import type { Status, Wanted } from './types.ts';
+import { adoptionMessage, ownerOf } from './plan.ts';
+import type { Wanted } from './types.ts';
 
 export const METADATA_MAX = 4096;
-
-/**
- * The values of a spec's `...ID`/`...IDs` fields (`ipPolicyID`, `backendID`, `ipPolicyIDs`):
- * resources made outside the cluster, or so the user says. Whether one is another namespace's
- * is the cache's to say (its id index); the runtime knows no kind's id prefix, and a value that
- * is no managed resource's id (an OAuth `clientID`) is simply not found there.
- */
-export function rawIds(value: unknown, path: string): { path: string; id: string }[] {
-  if (Array.isArray(value)) return value.flatMap((v, i) => rawIds(v, `${path}[${i}]`));
-  if (!value || typeof value !== 'object') return [];
-  return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => {
-    if (/IDs?$/.test(k)) {
-      const ids = typeof v === 'string' ? [v] : Array.isArray(v) ? v : [];
-      return ids.flatMap((x, i) =>
-        typeof x === 'string' && x
-          ? [{ path: `${path}.${k}${Array.isArray(v) ? `[${i}]` : ''}`, id: x }]
-          : [],
-      );
-    }
-    return rawIds(v, `${path}.${k}`);
-  });
-}
-
-/** The ids an object names itself (its spec's raw ids, its id annotation, its status), and `more`. */
-export function idsNamedBy(obj: KubeObject, ...more: string[]): Set<string> {
-  const ids = new Set(more);
-  for (const { id } of rawIds(obj.spec ?? {}, 'spec')) ids.add(id);
-  const named = obj.metadata.annotations?.[ID_ANNOTATION];
-  if (named) ids.add(named);
-  const own = (obj.status as Status | undefined)?.id;
-  if (own) ids.add(own);
-  return ids;
-}
-
-/**
- * The id the annotation names for adoption (or, with managementPolicy Observe, to read), as
- * readId and observeOnlyId take it: observe-only reads it; a sync adopts it only while status
- * holds none (then status decides). None when it is already the object's own.
- */
-export function adoptedId(obj: KubeObject): string | undefined {
-  const named = obj.metadata.annotations?.[ID_ANNOTATION];
-  const own = (obj.status as Status | undefined)?.id;
-  const id = isObserveOnly(obj) || !own ? named : undefined;
-  return id && own !== id ? id : undefined;
-}
 
 /** An object another id or reference names, as the caches show it. */
 export interface Held {
@@ -102,7 +56,7 @@ export interface WantFacts {
   account?: string;
   mayAdopt?: boolean;
   rawIds: RawIdFacts[];
-  /** The id named for adoption (adoptedId), and the namespace of the object holding it, if any. */
+  /** The id named for adoption (resolve.ts adoptedId), and the namespace of the object holding it, if any. */
   adopted?: { id: string; holder?: string };
   references: ReferenceFacts[];
 }

@@ -15,8 +15,8 @@ import type { KubeObject } from '../kube/kube.ts';
 import type { Priority } from '../scheduler/priority.ts';
 import { type Candidate, findConflict } from '../state/conflicts.ts';
 import type { Snapshot } from '../state/observer.ts';
+import { isObserveOnly, needsOwnerState, type OwnerState, ownerOf } from './facts.ts';
 import { CONFLICT_RECHECK_MS } from './failure.ts';
-import { needsOwnerState, type OwnerState, ownerOf } from './marker.ts';
 import { type LastSync, statusDigest } from './memo.ts';
 import {
   type ModuleStep,
@@ -29,13 +29,9 @@ import {
 } from './plan-changes.ts';
 import type { Seen, Status, Wanted } from './types.ts';
 
-export { needsOwnerState, type OwnerState, ownerOf } from './marker.ts';
+export { isObserveOnly, needsOwnerState, type OwnerState, ownerOf } from './facts.ts';
 
 const statusOf = (obj: KubeObject) => (obj.status ?? {}) as Status;
-
-/** `managementPolicy: Observe`: read and report, never write to the account. */
-export const isObserveOnly = (obj: KubeObject) =>
-  (obj.spec as { managementPolicy?: string } | undefined)?.managementPolicy === 'Observe';
 
 export const isPaused = (obj: KubeObject) => obj.metadata.annotations?.[PAUSED_ANNOTATION] === 'true';
 

@@ -8,8 +8,8 @@ import { keyOf } from '../kube/informer.ts';
 import type { KubeObject } from '../kube/kube.ts';
 import { ConflictKeys } from '../state/conflicts.ts';
 import { idsUnder, type Snapshot } from '../state/observer.ts';
-import { call } from './failure.ts';
-import { needsOwnerState, ownerOf } from './marker.ts';
+import { needsOwnerState, ownerOf } from './facts.ts';
+import { ConditionError, call, type Failure } from './failure.ts';
 import type { ConflictInput } from './plan.ts';
 import type { LostCreate } from './plan-create.ts';
 import type { EngineContext, Remote, RemoteReader, Seen, Status, Wanted } from './types.ts';
@@ -55,6 +55,25 @@ export function readerFor(ctx: EngineContext, key: string, fresh = false): Remot
       return get.read(id, desired);
     },
   };
+}
+
+/**
+ * The resource under `id` (as readerFor reads it; `fresh`: a GET whatever the list holds), or
+ * the failure to read it: a value, which the plan orders after what was found before it.
+ */
+export async function readRemote(
+  ctx: EngineContext,
+  key: string,
+  fresh: boolean,
+  id: string,
+  desired: Record<string, unknown>,
+): Promise<Seen | Failure> {
+  try {
+    return await readerFor(ctx, key, fresh).read(id, desired);
+  } catch (err) {
+    if (err instanceof ConditionError) return err.failure;
+    throw err;
+  }
 }
 
 /** The owner marker's object, read only when it names another object of this installation. */

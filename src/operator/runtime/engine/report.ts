@@ -220,13 +220,3 @@ export async function reportObserved(
     resourceVersion: obj.metadata.resourceVersion,
   });
 }
-
-/** The id a create before a restart left, found by its marker. */
-export function recovered(ctx: EngineContext, obj: KubeObject, id: string): void {
-  ctx.opts.events.record(
-    obj,
-    'Normal',
-    'Recovered',
-    `found ${id}, made by an earlier create whose answer was lost (a restart, a timeout); adopting it`,
-  );
-}

@@ -2,19 +2,10 @@
 // Secrets' values, read here; the decisions (refusals, waits, the desired fields and modules)
 // are plan-want.ts's, pure.
 import type { KubeObject } from '../kube/kube.ts';
+import { adoptedId, rawIds } from './facts.ts';
 import { type Failure, isFailure } from './failure.ts';
-import {
-  adoptedId,
-  type Held,
-  planReferences,
-  planWanted,
-  rawIds,
-  type SecretFacts,
-  type WantFacts,
-} from './plan-want.ts';
+import { type Held, planReferences, planWanted, type SecretFacts, type WantFacts } from './plan-want.ts';
 import type { EngineContext, Status, Wanted } from './types.ts';
-
-export { idsNamedBy, rawIds } from './plan-want.ts';
 
 /** The object `kind/name` of `namespace` as the caches show it, or undefined. */
 function held(ctx: EngineContext, kind: string, namespace: string, name: string): Held | undefined {
