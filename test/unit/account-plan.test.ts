@@ -13,9 +13,13 @@ import {
 import { ACCOUNT_RESYNC_MS, failed, stalled } from '../../src/operator/runtime/accounts/probe.ts';
 import type { Phase } from '../../src/operator/runtime/bindings/conditions.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
-import { applyOutcome, type LoopOutcome, runLoop } from '../../src/operator/runtime/scheduler/controller-loop.ts';
 import { finalizer, finalizerEvent } from '../../src/operator/runtime/kube/finalizer.ts';
 import type { Kube, KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import {
+  applyOutcome,
+  type LoopOutcome,
+  runLoop,
+} from '../../src/operator/runtime/scheduler/controller-loop.ts';
 
 const users = (holding: number, names = holding ? ['Kind ns/a'] : []) => ({ names, holding });
 const facts = (o: Partial<AccountFacts> & Pick<AccountFacts, 'event'>): AccountFacts => ({

@@ -139,25 +139,28 @@ describe('budget', () => {
     await Promise.all(lows);
   });
 
-  it('counts as backed up, by priority, once callers wait as many as it serves in two seconds', async () => {
+  it('counts as backed up, by priority, once runs hold as many seats as it serves in two seconds', async () => {
     const clock = { now: () => 0, sleep: () => new Promise<void>(() => {}) }; // time stands still
     expect(new Budget({ perMinute: 1, ...clock }).room).toBe(1);
     expect(new Budget({ perMinute: 120, ...clock }).room).toBe(4);
     const budget = new Budget({ perMinute: 60, ...clock });
     expect(budget.room).toBe(2);
-    await budget.take('high');
-    await budget.take('high'); // the burst
-    void budget.take('low');
-    void budget.take('low');
-    // two lists wait: more observation is kept back, a create or an edit is not
+    budget.seat('low', 1);
+    budget.seat('low', 1);
+    // two lists in progress: more observation is kept back, a create or an edit is not
     expect([budget.backedUp('low'), budget.backedUp('high'), budget.backedUp('urgent')]).toEqual([
       true,
       false,
       false,
     ]);
-    void budget.take('high');
-    void budget.take('high');
+    budget.seat('high', 1);
+    budget.seat('high', 1);
     expect([budget.backedUp('high'), budget.backedUp('urgent')]).toEqual([true, false]);
+    // a run ends: its seat is room, and whoever kept work back hears it
+    let told = 0;
+    budget.onRoom = () => told++;
+    budget.seat('high', -1);
+    expect([budget.backedUp('high'), told]).toEqual([false, 1]);
     expect(new Budget({ perMinute: Infinity }).backedUp('low')).toBe(false);
   });
 

@@ -1,8 +1,8 @@
 // The API's messages name remote ids only; the operator adds the object behind each id, and
 // only an object the asking namespace may see: a tenant never learns another's object names.
 import { describe, expect, it } from 'vitest';
-import { ObjectCache } from '../../src/operator/runtime/state/cache.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { ObjectCache } from '../../src/operator/runtime/state/cache.ts';
 import { References } from '../../src/operator/runtime/state/references.ts';
 
 const held = (namespace: string, name: string, id: string): KubeObject =>

@@ -4,11 +4,11 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
-import { ConflictKeys, findConflict, listedConflictKey } from '../../src/operator/runtime/state/conflicts.ts';
+import { encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { remoteDigest } from '../../src/operator/runtime/engine/memo.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { ConflictKeys, findConflict, listedConflictKey } from '../../src/operator/runtime/state/conflicts.ts';
 import { idsUnder, Observer } from '../../src/operator/runtime/state/observer.ts';
-import { encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 
 const RULE = BINDINGS.find((b) => b.kind === 'IPPolicyRule')!;
 const CLUSTER = 'c1';

@@ -10,8 +10,8 @@ import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { missingMessage } from '../../src/operator/runtime/kube/crds-installed.ts';
 import { type Kube, KubeError } from '../../src/operator/runtime/kube/kube.ts';
 import { Manager } from '../../src/operator/runtime/manager/manager.ts';
-import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { ProbeServer } from '../../src/operator/runtime/manager/probes.ts';
+import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 
 let stop: (() => Promise<void>) | undefined;
 afterEach(async () => {

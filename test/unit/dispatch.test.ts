@@ -2,8 +2,8 @@
 // referrers by): only a change of spec can change them, and a relist can hide one behind an
 // unchanged generation when the object was deleted and made again while the watch was away.
 import { describe, expect, it } from 'vitest';
-import { referencesKept } from '../../src/operator/runtime/manager/dispatch.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { referencesKept } from '../../src/operator/runtime/manager/dispatch.ts';
 
 const obj = (uid: string, generation?: number): KubeObject => ({
   metadata: { name: 'shop', namespace: 'team', uid, ...(generation === undefined ? {} : { generation }) },

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import { KubeError } from '../../src/operator/runtime/kube/kube.ts';
-import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { applyExamples, type EngineWorld, engineWorld } from '../support/engine-world.ts';
 
 let w: EngineWorld;

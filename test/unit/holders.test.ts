@@ -1,7 +1,12 @@
 // The index entry that is one key while one object holds it: adding, removing and reading back
 // give what a Set would, whichever form the entry has.
 import { describe, expect, it } from 'vitest';
-import { type Holders, holdersOf, withHolder, withoutHolder } from '../../src/operator/runtime/state/holders.ts';
+import {
+  type Holders,
+  holdersOf,
+  withHolder,
+  withoutHolder,
+} from '../../src/operator/runtime/state/holders.ts';
 
 const add = (...ks: string[]) => ks.reduce<Holders | undefined>((h, k) => withHolder(h, k), undefined);
 const read = (h: Holders | undefined) => [...holdersOf(h)];

@@ -2,12 +2,12 @@
 // when its finalizer goes on, and comes off, a key Secret and its RoleBinding.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { accessNeeded, awaitingIn } from '../../src/operator/runtime/manager/access.ts';
 import { KeyHolds, keyNeeded } from '../../src/operator/runtime/accounts/key-hold.ts';
 import { FINALIZER } from '../../src/operator/runtime/constants.ts';
 import { finalizersWith } from '../../src/operator/runtime/kube/finalizer.ts';
 import { ACCESS_FINALIZER, KEY_FINALIZER, keepHold } from '../../src/operator/runtime/kube/holds.ts';
 import { type Kube, KubeError, type KubeObject } from '../../src/operator/runtime/kube/kube.ts';
+import { accessNeeded, awaitingIn } from '../../src/operator/runtime/manager/access.ts';
 
 /** One Secret behind an API server that takes a few milliseconds per request, with resourceVersions. */
 function oneSecret() {

@@ -3,7 +3,12 @@
 // watch a proxy closes at once, and a page token that expired in the middle of a long list.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Informer } from '../../src/operator/runtime/kube/informer.ts';
-import { type Kube, KubeError, type KubeObject, type WatchEvent } from '../../src/operator/runtime/kube/kube.ts';
+import {
+  type Kube,
+  KubeError,
+  type KubeObject,
+  type WatchEvent,
+} from '../../src/operator/runtime/kube/kube.ts';
 import { createLogger } from '../../src/operator/runtime/logging.ts';
 
 const P = { group: 'edge.tunnel.dev', version: 'v1alpha1', plural: 'ippolicies' };

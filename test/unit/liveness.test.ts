@@ -6,8 +6,8 @@ import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import { Kube } from '../../src/operator/runtime/kube/kube.ts';
 import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
 import { Manager } from '../../src/operator/runtime/manager/manager.ts';
-import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { ProbeServer } from '../../src/operator/runtime/manager/probes.ts';
+import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { unreachableKubeconfig } from '../support/scratch.ts';
 
 const IDLE_MS = 150;

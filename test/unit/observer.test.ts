@@ -2,8 +2,8 @@
 // fingerprint, the time of its page) whether or not the resource changed since the last list.
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { indexKey } from '../../src/operator/runtime/state/conflicts.ts';
 import { remoteDigest } from '../../src/operator/runtime/engine/memo.ts';
+import { indexKey } from '../../src/operator/runtime/state/conflicts.ts';
 import { idsUnder, Observer } from '../../src/operator/runtime/state/observer.ts';
 
 describe('a bulk list after another', () => {

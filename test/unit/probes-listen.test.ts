@@ -4,8 +4,8 @@
 
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 import { ProbeServer } from '../../src/operator/runtime/manager/probes.ts';
+import { createMetrics } from '../../src/operator/runtime/metrics.ts';
 
 let probes: ProbeServer | undefined;
 afterEach(async () => {

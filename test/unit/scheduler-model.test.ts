@@ -62,6 +62,7 @@ class World {
   readonly queue: WorkQueue<string>;
   /** Workers one account may hold (two accounts: one fewer than the workers). */
   readonly cap = accountCap(WORKERS, ACCOUNTS.length);
+  readonly seated = new Map<string, Priority>();
   /** Runs in progress by account (from their start to their end). */
   readonly busy = new Map<string, number>();
   private readonly workers: Promise<void>[] = [];
@@ -77,13 +78,22 @@ class World {
       accountOf: (k) => this.objects.get(k)?.account,
       priorityOf: (k) => this.objects.get(k)?.priority,
       maxPerAccount: () => this.cap,
-      deferred: (k, priority, newcomer) => this.deferral(k, priority, newcomer),
+      // as the manager does: a run holds a seat of its account's budget from begin to done
+      onBegin: (k, lane, priority) => {
+        this.budgets.get(lane)!.seat(priority, 1);
+        this.seated.set(k, priority);
+      },
+      onDone: (k) => {
+        this.budgets.get(this.objects.get(k)!.account)!.seat(this.seated.get(k)!, -1);
+        this.seated.delete(k);
+      },
+      deferred: (account, priority, newcomer) => this.deferral(account, priority, newcomer),
     });
     const c = {
       binding: { kind: 'Model' },
       queue: this.queue,
       engine: {
-        reconcile: (key: string, onWait?: () => void, fresh?: boolean) => this.run(key, onWait, fresh),
+        reconcile: (key: string, onWait?: () => void, fresh?: number) => this.run(key, onWait, fresh),
       },
     } as unknown as Controller;
     const o = { metrics: createMetrics(), log: pino({ level: 'silent' }) };
@@ -92,8 +102,7 @@ class World {
     this.workers.push(runWorker(c, o, Promise.resolve(), 'newcomer'));
   }
 
-  deferral(k: string, priority: Priority, newcomer: boolean) {
-    const account = this.objects.get(k)!.account;
+  deferral(account: string, priority: Priority, newcomer: boolean) {
     const b = this.budgets.get(account)!;
     return admission({
       priority,
@@ -102,7 +111,7 @@ class World {
       kindListing: false,
       hasId: false,
       throttled: b.throttledNow,
-      waiting: b.waitingFor(priority),
+      waiting: b.seatsFor(priority),
       room: b.room,
     });
   }
@@ -111,7 +120,7 @@ class World {
     return new Promise((wake) => this.timers.push({ at: this.now + ms, wake }));
   }
 
-  private async run(key: string, onWait?: () => void, fresh?: boolean) {
+  private async run(key: string, onWait?: () => void, fresh?: number) {
     const { account, priority } = this.objects.get(key)!;
     this.ranSince.set(key, (this.ranSince.get(key) ?? 0) + 1);
     this.busy.set(account, (this.busy.get(account) ?? 0) + 1);
@@ -150,8 +159,9 @@ class World {
   violation(): string | undefined {
     const idle = this.queue.idle;
     for (const [key, priority, fresh] of this.queue.queued()) {
-      if (this.deferral(key, priority, fresh)) continue;
-      if ((this.busy.get(this.objects.get(key)!.account) ?? 0) >= this.cap) continue;
+      const { account } = this.objects.get(key)!;
+      if (this.deferral(account, priority, fresh)) continue;
+      if ((this.busy.get(account) ?? 0) >= this.cap) continue;
       if (idle.any) return `${key} (${priority}) may begin and ${idle.any} worker(s) wait`;
       if (priority === 'urgent' && idle.urgent) return `${key} is urgent and the urgent worker waits`;
       if (fresh && idle.newcomer) return `${key} is a newcomer and the newcomer worker waits`;

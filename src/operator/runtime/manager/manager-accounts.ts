@@ -19,7 +19,9 @@ import {
 } from '../accounts/resolve.ts';
 import type { EngineAccounts } from '../engine/index.ts';
 import type { KubeObject } from '../kube/kube.ts';
+import type { Budget } from '../scheduler/budget.ts';
 import { accountCap, admission } from '../scheduler/policy.ts';
+import type { Priority } from '../scheduler/priority.ts';
 import type { QueueOptions } from '../scheduler/workqueue.ts';
 import { type Observer, refreshAll } from '../state/observer.ts';
 import type { References } from '../state/references.ts';
@@ -44,6 +46,9 @@ export interface AccountsOptions {
   /** Bounds on the EdgeAccounts tenants make. */
   limits?: AccountLimits;
 }
+
+/** Marks the lane of an account's objects that wait for their kind's first list. */
+const LIST_LANE = '\u0000list';
 
 export class ManagerAccounts {
   /** The account reconciler, once started. */
@@ -254,21 +259,48 @@ export class ManagerAccounts {
   queueCap(
     kind: string,
     object: (key: string) => KubeObject | undefined,
-  ): Pick<QueueOptions, 'accountOf' | 'maxPerAccount' | 'deferred'> {
+  ): Pick<QueueOptions, 'accountOf' | 'maxPerAccount' | 'laneOf' | 'deferred' | 'onBegin' | 'onDone'> {
     const accountOf = (obj: KubeObject | undefined) => {
       const r = obj && this.ctl ? this.accountOf(obj) : undefined;
       return r?.ok ? r.id : undefined;
     };
+    const idOf = (lane: string) => (lane.endsWith(LIST_LANE) ? lane.slice(0, -LIST_LANE.length) : lane);
+    // the seat each run in progress holds, in the budget it began with (a changed one is a new budget)
+    const seated = new Map<string, { budget: Budget; priority: Priority }>();
     return {
+      onBegin: (key, lane, priority) => {
+        const budget = lane ? this.registry.get(idOf(lane))?.budget : undefined;
+        if (!budget) return;
+        budget.seat(priority, 1);
+        seated.set(key, { budget, priority });
+      },
+      onDone: (key) => {
+        const s = seated.get(key);
+        if (!s) return;
+        seated.delete(key);
+        s.budget.seat(s.priority, -1);
+      },
       accountOf: (key) => {
         const id = accountOf(object(key));
         return id === undefined ? undefined : accountFlow(id);
       },
       maxPerAccount: () => accountCap(this.o.concurrency, this.registry.size),
-      deferred: (key, priority, newcomer) => {
+      // an object with a remote resource to compare waits for its kind's first list (an edit
+      // or a delete reads its own resource): a lane of its own while that list is under way
+      laneOf: (key, priority) => {
         const obj = object(key);
         const id = accountOf(obj);
-        if (id === undefined) return false;
+        if (id === undefined) return '';
+        const listing =
+          priority !== 'urgent' &&
+          !!(obj!.status as { id?: string } | undefined)?.id &&
+          !!this.registry.get(id)?.observers.get(kind)?.firstListing;
+        return listing ? `${id}${LIST_LANE}` : id;
+      },
+      deferred: (lane, priority, newcomer) => {
+        if (lane === '') return false;
+        const list = lane.endsWith(LIST_LANE);
+        const id = idOf(lane);
         const e = this.registry.get(id);
         const starting = this.ctl!.checking(id);
         if (!e && !starting) return false;
@@ -276,10 +308,10 @@ export class ManagerAccounts {
           priority,
           newcomer,
           accountStarting: starting,
-          kindListing: !!e?.observers.get(kind)?.firstListing,
-          hasId: !!(obj!.status as { id?: string } | undefined)?.id,
+          kindListing: list && !!e?.observers.get(kind)?.firstListing,
+          hasId: list,
           throttled: !!e?.budget.throttledNow,
-          waiting: e?.budget.waitingFor(priority) ?? 0,
+          waiting: e?.budget.seatsFor(priority) ?? 0,
           room: e?.budget.room ?? Number.POSITIVE_INFINITY,
         });
       },

@@ -67,7 +67,7 @@ function runOne(
     o.metrics.activeWorkers.dec({ controller: name });
     waiting!();
   };
-  return runKey(c.queue, key, (k) => c.engine.reconcile(k, waiting && letGo, c.queue.wasFresh(k)), {
+  return runKey(c.queue, key, (k) => c.engine.reconcile(k, waiting && letGo, c.queue.freshSince(k)), {
     ended: (_, result) => o.metrics.reconcileTotal.inc({ controller: name, result }),
     failed: (k, err) => {
       o.metrics.reconcileTotal.inc({ controller: name, result: 'error' });

@@ -3,9 +3,10 @@
 // in a FairQueue: by priority, and within one the namespaces take turns (a newcomer namespace
 // every other turn), so one namespace's bulk apply does not hold another namespace's single
 // change; urgent callers do not hold creates for ever either (they keep a share: see FairQueue).
-// Few callers wait here: the work queue asks `backedUp` and keeps an account's further work to
-// itself while enough of it waits here to use the budget for a moment (MOMENT_MS); it is told
-// (`onRoom`) of every change that may let kept work go: a caller served, a 429's wait over.
+// Few callers wait here: a run holds a seat of its budget from its begin to its end, and the work
+// queue keeps an account's further work to itself while runs hold seats enough to use the budget
+// for a moment (MOMENT_MS); it is told (`onRoom`) of every change that may let kept work go: a
+// caller served, a run's seat free, a 429's wait over.
 import { paceOf, type RequestGate } from '../../../api/request-gate.ts';
 import { FairQueue } from './fair-queue.ts';
 import { letsGo, roomOf } from './policy.ts';
@@ -85,17 +86,43 @@ export class Budget implements RequestGate {
   }
 
   /**
-   * Whether callers at this priority or above already wait as many as the budget serves in
-   * MOMENT_MS: another such caller would only wait longer, holding whatever it holds (a worker,
-   * an object's state read before its turn came), so work not begun yet is better kept back.
+   * Whether runs at this priority or above already hold as many seats as the budget serves in
+   * MOMENT_MS (or a 429's wait is not over): another run would only wait longer, holding the
+   * object's state read before its turn came, so work not begun yet is better kept back (the
+   * work queue's admission, policy.ts, says the same with the newcomers' room).
    */
   backedUp(priority: Priority): boolean {
-    return this.throttledNow || this.waitingFor(priority) >= this.room;
+    return this.throttledNow || this.seatsFor(priority) >= this.room;
   }
 
   /** Whether the API asked for patience (a 429's Retry-After) that is not over yet. */
   get throttledNow(): boolean {
     return this.now() < this.throttledUntil;
+  }
+
+  /**
+   * Runs that hold a seat of this budget, by the priority they began at: from the moment the
+   * work queue lets one begin to its end, waiting here or not yet (its reads and Kubernetes
+   * writes come first). The queue lets a run begin by seats, not by callers waiting here: the
+   * runs begun a moment ago and not arrived yet count, so no burst of them overshoots the room.
+   */
+  private readonly seats: Record<Priority, number> = { urgent: 0, high: 0, low: 0 };
+
+  /** A run of this account begins (takes its seat), or ends: a seat free is room (onRoom). */
+  seat(priority: Priority, delta: 1 | -1): void {
+    this.seats[priority] += delta;
+    if (delta < 0) this.onRoom?.();
+  }
+
+  /** Seats held at this priority or above (0 without a limit). */
+  seatsFor(priority: Priority): number {
+    if (!Number.isFinite(this.perMinute)) return 0;
+    let n = 0;
+    for (const p of PRIORITIES) {
+      n += this.seats[p];
+      if (p === priority) break;
+    }
+    return n;
   }
 
   /** Callers waiting at this priority or above (0 without a limit). */

@@ -32,8 +32,8 @@ interface Place {
   flow: string;
 }
 
-/** Items of one flow an `okItem` refusal looks past before it leaves the flow for this turn. */
-const SCAN_LIMIT = 32;
+/** Entries of newcomer flows served meanwhile kept on the stack, past its live ones, before it is compacted. */
+const STALE_MAX = 32;
 
 export class FairQueue<T> {
   private readonly levels: Record<Priority, Map<string, Set<T>>> = {
@@ -45,11 +45,18 @@ export class FairQueue<T> {
   private readonly places = new Map<T, Place>();
   /** Urgent items handed out in a row while high ones waited. */
   private urgentRun = 0;
-  /** Per priority, the flows pushed fresh and not served since, newest last (stale entries dropped lazily). */
-  private readonly fresh: Record<Priority, { stack: string[]; set: Set<string> }> = {
-    urgent: { stack: [], set: new Set() },
-    high: { stack: [], set: new Set() },
-    low: { stack: [], set: new Set() },
+  /**
+   * Per priority, the flows pushed fresh and not served since (`set`: since when each is a
+   * newcomer), and the same as a stack ordered by that time, newest last (entries of flows
+   * served since are dropped where they are met).
+   */
+  private readonly fresh: Record<
+    Priority,
+    { stack: { flow: string; since: number }[]; set: Map<string, number> }
+  > = {
+    urgent: { stack: [], set: new Map() },
+    high: { stack: [], set: new Map() },
+    low: { stack: [], set: new Map() },
   };
   /** Per priority, whether its last turn went to a newcomer. */
   private readonly lastFresh: Record<Priority, boolean> = { urgent: false, high: false, low: false };
@@ -76,6 +83,11 @@ export class FairQueue<T> {
     return this.places.get(item)?.priority;
   }
 
+  /** Newcomer flows at this priority. */
+  freshFlows(priority: Priority): number {
+    return this.fresh[priority].set.size;
+  }
+
   /** Whether the item's flow is a newcomer at the item's priority. */
   isFresh(item: T): boolean {
     const place = this.places.get(item);
@@ -88,22 +100,27 @@ export class FairQueue<T> {
   }
 
   /**
-   * Queues an item at the back of its flow; an item already queued is moved there. `fresh`: the
-   * flow is a newcomer (see the newcomer's turn), if it has no items at this priority yet.
+   * Queues an item at the back of its flow; an item already queued is moved there. `since`: the
+   * flow is a newcomer since then (see the newcomer's turn), if it has no items at this priority
+   * yet; the newest newcomer goes first.
    */
-  push(item: T, priority: Priority, flow: string, fresh = false): void {
+  push(item: T, priority: Priority, flow: string, since?: number): void {
     this.remove(item);
     const level = this.levels[priority];
     let items = level.get(flow);
     if (!items) {
       items = new Set();
       level.set(flow, items);
-      if (fresh) {
+      if (since !== undefined) {
         const f = this.fresh[priority];
-        if (!f.set.has(flow)) f.stack.push(flow);
-        f.set.add(flow);
+        f.set.set(flow, since);
+        // in order of `since`: mostly the newest, so the place is found at the top
+        let i = f.stack.length;
+        while (i > 0 && f.stack[i - 1]!.since > since) i--;
+        f.stack.splice(i, 0, { flow, since });
         // entries of flows served meanwhile stay until met: keep them from piling up
-        if (f.stack.length > 2 * f.set.size + SCAN_LIMIT) f.stack = f.stack.filter((x) => f.set.has(x));
+        if (f.stack.length > 2 * f.set.size + STALE_MAX)
+          f.stack = f.stack.filter((e) => f.set.get(e.flow) === e.since);
       }
     }
     items.add(item);
@@ -135,23 +152,21 @@ export class FairQueue<T> {
 
   /** The next item: the first of the flow whose turn it is, at the priority whose turn it is. */
   shift(onlyUrgent = false): T | undefined {
-    return this.shiftWhere(() => true, undefined, onlyUrgent)?.[0];
+    return this.shiftWhere(undefined, onlyUrgent)?.[0];
   }
 
   /**
-   * The next item of a flow `ok` accepts, in turn order at the priority whose turn it is (the
-   * highest, unless high's share is due) or else the next that has one (only `urgent` with
-   * `onlyUrgent`), and that `okItem` accepts: the first such of its flow.
-   * Skips only the flows refused (those already being served: as many as the workers at most)
-   * and the items refused (those of an account holding as many workers as it may, or whose
-   * budget has callers enough waiting).
+   * The next item at the priority whose turn it is (the highest, unless high's share is due) or
+   * else the next that has one (only `urgent` with `onlyUrgent`), among those `ok` lets go: a
+   * priority's newcomers (`fresh`) and the rest are let go or not as a whole (the queue's items of
+   * one lane share one account and gate), so no item is looked at to be refused. Every other turn
+   * of a priority goes to its newest newcomer; `onlyFresh`: newcomers only.
    */
   shiftWhere(
-    ok: (flow: string) => boolean,
-    okItem?: (item: T, priority: Priority, fresh: boolean) => boolean,
+    ok?: (priority: Priority, fresh: boolean) => boolean,
     onlyUrgent = false,
     onlyFresh = false,
-  ): [T, Priority, boolean] | undefined {
+  ): [T, Priority, number | undefined] | undefined {
     const order = onlyUrgent
       ? (['urgent'] as const)
       : this.counts.high && this.urgentRun >= URGENT_TURNS
@@ -159,67 +174,47 @@ export class FairQueue<T> {
         : PRIORITIES;
     for (const priority of order) {
       const level = this.levels[priority];
-      if (onlyFresh || (this.fresh[priority].set.size && !this.lastFresh[priority])) {
-        const got = this.shiftFresh(priority, ok, okItem);
+      if (!level.size) continue;
+      const okOld = !onlyFresh && (ok?.(priority, false) ?? true);
+      const okNew = ok?.(priority, true) ?? true;
+      if (okNew && this.fresh[priority].set.size && (!okOld || !this.lastFresh[priority])) {
+        const got = this.shiftFresh(priority);
         if (got) return got;
-        if (onlyFresh) continue;
       }
-      for (const [flow, items] of level) {
-        if (!ok(flow)) continue;
-        let item: T | undefined;
-        if (!okItem) item = items.values().next().value as T;
-        else {
-          // a flow's items are mostly one account's: once that many in a row are refused, the
-          // rest are taken to be too, so a backlog of thousands is not walked at every turn
-          let refused = 0;
-          const fresh = this.fresh[priority].set.has(flow);
-          for (const i of items) {
-            if (okItem(i, priority, fresh)) {
-              item = i;
-              break;
-            }
-            if (++refused >= SCAN_LIMIT) break;
-          }
-        }
-        if (item === undefined) continue;
-        return this.served(item, priority, flow, false);
-      }
+      if (!okOld) continue;
+      const [flow, items] = level.entries().next().value as [string, Set<T>];
+      return this.served(items.values().next().value as T, priority, flow, false);
     }
     return undefined;
   }
 
-  /** The newest newcomer flow's first item that `ok` and `okItem` accept (at most SCAN_LIMIT newcomers looked at). */
-  private shiftFresh(
-    priority: Priority,
-    ok: (flow: string) => boolean,
-    okItem?: (item: T, priority: Priority, fresh: boolean) => boolean,
-  ): [T, Priority, boolean] | undefined {
+  /** The first item of the newest newcomer flow at this priority, if any. */
+  private shiftFresh(priority: Priority): [T, Priority, number | undefined] | undefined {
     const { stack, set } = this.fresh[priority];
-    const level = this.levels[priority];
-    for (let i = stack.length - 1, looked = 0; i >= 0 && looked < SCAN_LIMIT; i--) {
-      const flow = stack[i]!;
-      if (!set.has(flow)) {
-        // served or gone since: dropped here, where it is met
-        if (i === stack.length - 1) stack.pop();
-        continue;
-      }
-      looked++;
-      if (!ok(flow)) continue;
-      const first = level.get(flow)!.values().next().value as T;
-      if (okItem && !okItem(first, priority, true)) continue;
-      return this.served(first, priority, flow, true);
-    }
-    return undefined;
+    // flows served or gone since they were pushed are dropped where they are met
+    const live = (e: { flow: string; since: number }) => set.get(e.flow) === e.since;
+    while (stack.length && !live(stack[stack.length - 1]!)) stack.pop();
+    const flow = stack[stack.length - 1]?.flow;
+    if (flow === undefined) return undefined;
+    const first = this.levels[priority].get(flow)!.values().next().value as T;
+    return this.served(first, priority, flow, true);
   }
 
   /**
    * Takes the item out and moves its flow to the back of the turns: it has had this one. The
-   * third value: whether the flow was a newcomer (`newcomerTurn`: the turn was the newcomer's).
+   * third value: since when the flow was a newcomer, if it was (`newcomerTurn`: the turn was the
+   * newcomer's).
    */
-  private served(item: T, priority: Priority, flow: string, newcomerTurn: boolean): [T, Priority, boolean] {
+  private served(
+    item: T,
+    priority: Priority,
+    flow: string,
+    newcomerTurn: boolean,
+  ): [T, Priority, number | undefined] {
     const level = this.levels[priority];
     const items = level.get(flow)!;
-    const fresh = this.fresh[priority].set.delete(flow);
+    const since = this.fresh[priority].set.get(flow);
+    this.fresh[priority].set.delete(flow);
     this.remove(item);
     if (level.has(flow)) {
       level.delete(flow);
@@ -227,7 +222,7 @@ export class FairQueue<T> {
     }
     this.lastFresh[priority] = newcomerTurn;
     this.urgentRun = priority === 'urgent' && this.counts.high ? this.urgentRun + 1 : 0;
-    return [item, priority, fresh];
+    return [item, priority, since];
   }
 
   /** A flow's items at this priority, in arrival order. */

@@ -19,7 +19,7 @@ export interface AdmissionFacts {
   hasId: boolean;
   /** The API asked for patience (a 429's Retry-After) that is not over. */
   throttled: boolean;
-  /** Callers waiting for the budget at this priority or above. */
+  /** Runs of the account in progress (seats held) at this priority or above, waiting for the budget or about to. */
   waiting: number;
   /** Callers the budget serves in a moment (budget.ts MOMENT_MS). */
   room: number;

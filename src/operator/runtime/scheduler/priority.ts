@@ -27,7 +27,7 @@ export interface PriorityCell {
    * The first work of a namespace that had none queued nor in progress (the work queue's
    * newcomer): its calls take the newcomer's turn in the budget's queue too.
    */
-  fresh?: boolean;
+  fresh?: number;
   /** Set by the budget the work waits at: told that `priority` was raised, it serves the work by it. */
   raised?: () => void;
 }

@@ -33,11 +33,21 @@ export interface QueueOptions<T = string> {
    */
   maxPerAccount?: () => number;
   /**
-   * Whether an item is kept back now (policy.ts `admission`): it then stays queued here, where
-   * it holds no worker and decides nothing on state that would be old by its turn; `wake()`
-   * when what it depends on changes. `newcomer`: the item is its namespace's first.
+   * The lane an item waits in (lanes.ts): its account, and the gate it waits for that others of
+   * the account do not (its kind's first list). Items of one lane are let go or kept back
+   * together; by default an item's lane is its account.
    */
-  deferred?: (item: T, priority: Priority, newcomer: boolean) => Deferral;
+  laneOf?: (item: T, priority: Priority) => string;
+  /**
+   * Whether a lane's items of this priority are kept back now (policy.ts `admission`), its
+   * namespaces' newcomers or the rest: they then stay queued here, where they hold no worker and
+   * decide nothing on state that would be old by their turn; `wake()` when what this depends on
+   * changes.
+   */
+  deferred?: (lane: string, priority: Priority, newcomer: boolean) => Deferral;
+  /** Told when an item's run begins (its lane and priority) and when it is done: the seats of its budget. */
+  onBegin?: (item: T, lane: string, priority: Priority) => void;
+  onDone?: (item: T) => void;
   /**
    * The priority an item takes when added without one (a retry, a reference let go): a
    * delete or an edit stays urgent whoever queues it, not only the watch event that began it.

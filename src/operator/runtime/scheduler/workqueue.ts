@@ -3,12 +3,23 @@
 // processed again afterwards), per-item exponential backoff combined with an overall
 // token bucket, and delayed adds. Waiting items are queued fairly (FairQueue): by priority
 // (creates keep a share while urgent work waits), and within one the namespaces take turns.
-import { FairQueue } from './fair-queue.ts';
+import { Delays } from './delays.ts';
+import { Lanes } from './lanes.ts';
 import { type Priority, PRIORITY_RANK as RANK } from './priority.ts';
 import { RetryBackoff } from './retry-backoff.ts';
 import { type Deferral, namespaceOfKey, type QueueOptions } from './workqueue-options.ts';
 
 export { type Deferral, namespaceOfKey, type QueueOptions };
+
+type OptionalHooks =
+  | 'metrics'
+  | 'accountOf'
+  | 'maxPerAccount'
+  | 'priorityOf'
+  | 'deferred'
+  | 'laneOf'
+  | 'onBegin'
+  | 'onDone';
 
 /**
  * Queued by priority: changes to existing objects first (creates keep one turn in every
@@ -16,12 +27,10 @@ export { type Deferral, namespaceOfKey, type QueueOptions };
  * observation; within a priority, namespaces take turns.
  */
 export class WorkQueue<T = string> {
-  private readonly queue = new FairQueue<T>();
+  private readonly queue = new Lanes<T>();
   private readonly dirty = new Set<T>();
   private readonly processing = new Set<T>();
-  private readonly waiting = new Map<T, { at: number; timer: NodeJS.Timeout }>();
-  /** When an item in progress was due by a delay that its run's start cleared. */
-  private readonly spent = new Map<T, number>();
+  private readonly delays = new Delays<T>((item) => this.add(item));
   private readonly addedAt = new Map<T, number>();
   private readonly startedAt = new Map<T, number>();
   private readonly getters: ((t: T | undefined) => void)[] = [];
@@ -40,10 +49,8 @@ export class WorkQueue<T = string> {
   private readonly accountOfItem = new Map<T, string>();
   private shuttingDown = false;
   private readonly backoff: RetryBackoff<T>;
-  private readonly opts: Required<
-    Omit<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf' | 'deferred'>
-  > &
-    Pick<QueueOptions<T>, 'metrics' | 'accountOf' | 'maxPerAccount' | 'priorityOf' | 'deferred'>;
+  private readonly opts: Required<Omit<QueueOptions<T>, OptionalHooks>> &
+    Pick<QueueOptions<T>, OptionalHooks>;
 
   constructor(opts: QueueOptions<T>) {
     this.opts = {
@@ -127,24 +134,37 @@ export class WorkQueue<T = string> {
   private dispatch(item: T, priority: Priority): void {
     const flow = this.opts.flowOf(item);
     const fresh = !this.busy.has(flow) && !this.queue.hasFlow(flow);
-    const g = this.mayBegin(item, priority, fresh)
+    const lane = this.laneOf(item, priority);
+    const g = this.mayBegin(item, lane, priority, fresh)
       ? ((priority === 'urgent' ? this.urgentGetters.shift() : undefined) ??
         this.getters.shift() ??
         (fresh ? this.newcomerGetters.shift() : undefined))
       : undefined;
     if (g) {
-      this.begin(item, priority, fresh);
+      this.begin(item, priority, fresh ? this.addedAt.get(item) : undefined, lane);
       g(item);
     } else {
       this.dirty.add(item);
-      this.queue.push(item, priority, flow, fresh);
+      this.queue.push(
+        item,
+        priority,
+        flow,
+        fresh ? this.addedAt.get(item) : undefined,
+        lane,
+        this.opts.accountOf?.(item),
+      );
     }
     this.gauge();
   }
 
-  /** Whether the item may begin now: its account below its cap, and not kept back (`deferred`). */
-  private mayBegin(item: T, priority: Priority, fresh: boolean, cap = this.cap): boolean {
-    return !this.accountFull(item, cap) && !(this.opts.deferred?.(item, priority, fresh) ?? false);
+  /** The item's lane: its account and gate (QueueOptions.laneOf), by default its account. */
+  private laneOf(item: T, priority: Priority): string {
+    return this.opts.laneOf?.(item, priority) ?? this.opts.accountOf?.(item) ?? '';
+  }
+
+  /** Whether the item may begin now: its account below its cap, and its lane not kept back (`deferred`). */
+  private mayBegin(item: T, lane: string, priority: Priority, fresh: boolean): boolean {
+    return !this.accountFull(item, this.cap) && !(this.opts.deferred?.(lane, priority, fresh) ?? false);
   }
 
   /** Adds after a delay; an earlier pending delay for the item wins. */
@@ -154,18 +174,7 @@ export class WorkQueue<T = string> {
       this.add(item);
       return;
     }
-    // setTimeout takes at most 2^31 - 1 ms (24.8 days) and fires at once past it
-    ms = Math.min(ms, 2 ** 31 - 1);
-    const at = Date.now() + ms;
-    const w = this.waiting.get(item);
-    if (w && w.at <= at) return;
-    if (w) clearTimeout(w.timer);
-    const timer = setTimeout(() => {
-      this.waiting.delete(item);
-      this.add(item);
-    }, ms);
-    timer.unref();
-    this.waiting.set(item, { at, timer });
+    this.delays.after(item, ms);
   }
 
   /** Per-item exponential backoff and the overall bucket: the longer wait wins (retry-backoff.ts). */
@@ -219,22 +228,21 @@ export class WorkQueue<T = string> {
 
   /**
    * The next item for a worker of this sort, begun; undefined if none may go now. Items that
-   * may not begin (mayBegin) are skipped and keep their place; without a cap or `deferred`,
-   * plain turn order.
+   * may not begin (their lane kept back, their account at its cap) keep their place, unlooked
+   * at (lanes.ts).
    */
   private take(sort: 'any' | 'urgent' | 'newcomer'): T | undefined {
     const cap = this.cap;
-    const next = this.queue.shiftWhere(
-      () => true,
-      Number.isFinite(cap) || this.opts.deferred
-        ? (item, priority, fresh) => this.mayBegin(item, priority, fresh, cap)
-        : undefined,
+    const deferred = this.opts.deferred;
+    const next = this.queue.shift(
+      (lane, priority, fresh) => !deferred?.(lane, priority, fresh),
+      (account) => Number.isFinite(cap) && (this.accountBusy.get(account) ?? 0) >= cap,
       sort === 'urgent',
       sort === 'newcomer',
     );
     if (!next) return undefined;
     this.dirty.delete(next[0]);
-    this.begin(...next);
+    this.begin(next[0], next[1], next[2], next[3]);
     this.gauge();
     return next[0];
   }
@@ -254,23 +262,24 @@ export class WorkQueue<T = string> {
       yield [item, this.queue.priorityOf(item)!, this.queue.isFresh(item)];
   }
 
-  /** Whether the item's run began as its namespace's newcomer (its calls take the newcomer's turn at the budget). */
-  wasFresh(item: T): boolean {
-    return this.freshBegun.has(item);
+  /** Since when the item's namespace was a newcomer, if its run began as one (its calls take the newcomer's turn at the budget). */
+  freshSince(item: T): number | undefined {
+    return this.freshBegun.get(item);
   }
-  private readonly freshBegun = new Set<T>();
+  private readonly freshBegun = new Map<T, number>();
 
   /**
    * The run that began found nothing to do (the watch event of its own status write, say): a
    * delay pending when it began still holds (a stalled object's slow retry).
    */
   keepDelay(item: T): void {
-    const at = this.spent.get(item);
-    if (at !== undefined && at > Date.now()) this.addAfter(item, at - Date.now());
+    const left = this.delays.left(item);
+    if (left !== undefined) this.addAfter(item, left);
   }
 
   done(item: T): void {
-    this.spent.delete(item);
+    const ran = this.processing.has(item);
+    this.delays.ended(item);
     this.processing.delete(item);
     this.observing.delete(item);
     this.freshBegun.delete(item);
@@ -295,8 +304,10 @@ export class WorkQueue<T = string> {
       this.reAdd.delete(item);
       this.add(item, p);
     }
-    // an account below its cap again (or the cap lifted, the last other account gone): its
-    // skipped items may go to the workers waiting
+    // its seat is free (every queue of its account hears it: its budget's room), and its account
+    // below its cap again (or the cap lifted, the last other account gone): what they kept back
+    // may go to the workers waiting
+    if (ran) this.opts.onDone?.(item);
     if (account !== undefined) this.wake();
     this.gauge();
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
@@ -305,7 +316,8 @@ export class WorkQueue<T = string> {
   /**
    * What kept items back changed (a budget's room, an account's start or first list done, a
    * 429's wait over, a run of a capped account ended): hands what may go now to the workers
-   * waiting, if any. The scheduler's every such change reaches here as an event (wakeups.ts).
+   * waiting, if any. Every such change reaches here as an event (the budget's `onRoom`, the
+   * manager's account starts), never a poll.
    */
   wake(): void {
     if (!this.queue.size) return;
@@ -329,8 +341,7 @@ export class WorkQueue<T = string> {
   /** Stops handing out items; resolves when in-flight items are done or the deadline passes. */
   async shutdown(drainMs: number): Promise<boolean> {
     this.shuttingDown = true;
-    for (const w of this.waiting.values()) clearTimeout(w.timer);
-    this.waiting.clear();
+    this.delays.clear();
     for (const g of [
       ...this.getters.splice(0),
       ...this.urgentGetters.splice(0),
@@ -347,18 +358,10 @@ export class WorkQueue<T = string> {
     });
   }
 
-  private begin(item: T, priority: Priority = 'high', fresh = false): void {
-    if (fresh) this.freshBegun.add(item);
-    // the run that starts now decides again when the item is next due (its outcome's delay, a
-    // failure's backoff): an earlier run's pending delay is spent. At a bulk apply most objects
-    // waiting for a reference leave one, a minute long, that would hold a timer and then
-    // reconcile an object already in sync.
-    const w = this.waiting.get(item);
-    if (w) {
-      clearTimeout(w.timer);
-      this.waiting.delete(item);
-      this.spent.set(item, w.at);
-    }
+  private begin(item: T, priority: Priority = 'high', freshSince?: number, lane?: string): void {
+    this.opts.onBegin?.(item, lane ?? this.laneOf(item, priority), priority);
+    if (freshSince !== undefined) this.freshBegun.set(item, freshSince);
+    this.delays.spend(item);
     this.processing.add(item);
     if (priority === 'low') this.observing.add(item);
     const flow = this.opts.flowOf(item);
