@@ -10,11 +10,11 @@ import { collect, createClient, type EdgeClient } from '../../src/api/client.ts'
 import type { Emulator } from '../../src/emulator/server.ts';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import { Informer } from '../../src/operator/runtime/kube/informer.ts';
 import { isConflict, Kube, type KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
-import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import {
   allOperatorLogs,
   metrics,

@@ -15,9 +15,9 @@ import { type ClusterState, clusterDown, clusterUp, REPO_ROOT } from '../../src/
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { allCrds } from '../../src/operator/kinds/generate-crds.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { Kube, type KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { kubeconfigTarget } from '../../src/operator/runtime/kube/kubeconfig-target.ts';
-import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { freePort, NAMESPACES, ready, res, waitFor } from '../support/operator.ts';
 
 const skipReason = inject('containersSkip');

@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect } from '../../src/api/client.ts';
 import { ID_ANNOTATION } from '../../src/operator/kinds/crd-schema.ts';
-import { KubeError } from '../../src/operator/runtime/kube/kube.ts';
 import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
+import { KubeError } from '../../src/operator/runtime/kube/kube.ts';
 import {
   condition,
   metric,

@@ -9,9 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { collect, createClient } from '../../src/api/client.ts';
 import { accountResource } from '../../src/operator/kinds/accounts.ts';
+import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
 import type { Kube, KubeObject } from '../../src/operator/runtime/kube/kube.ts';
-import { decodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
 import {
   condition,
   impersonating,

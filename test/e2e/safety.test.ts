@@ -8,10 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../../src/localcluster/cluster.ts';
 import { apply, readManifests } from '../../src/operator/apply.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
+import {
+  legacySecretDigest,
+  unscopedSecretDigest,
+} from '../../src/operator/runtime/bindings/module-compare.ts';
 import { Informer } from '../../src/operator/runtime/kube/informer.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { INSTANCE_LABEL } from '../../src/operator/runtime/manager/manager.ts';
-import { legacySecretDigest, unscopedSecretDigest } from '../../src/operator/runtime/bindings/module-compare.ts';
 import { metrics, sumMetric } from '../support/operator.ts';
 import {
   condition,

@@ -10,8 +10,6 @@ import { runCli } from '../../src/cli/run-cli.ts';
 import { exportAccount } from '../../src/operator/export.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { RemoteBase } from '../../src/operator/runtime/bindings/binding.ts';
-import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
-import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import {
   covers,
   outputToInput,
@@ -19,6 +17,8 @@ import {
   withoutSecrets,
 } from '../../src/operator/runtime/bindings/module-compare.ts';
 import { encodeMetadata } from '../../src/operator/runtime/bindings/owner.ts';
+import { ID_ANNOTATION } from '../../src/operator/runtime/constants.ts';
+import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { populateAccount, SECRETS } from '../support/account.ts';
 import { capturedIO } from '../support/cli-io.ts';
 import { scratchDir } from '../support/scratch.ts';

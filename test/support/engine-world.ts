@@ -9,11 +9,11 @@ import { type Emulator, type EmulatorOptions, startEmulator } from '../../src/em
 import { specSchema } from '../../src/operator/kinds/crd.ts';
 import { BINDINGS } from '../../src/operator/kinds/index.ts';
 import type { Condition } from '../../src/operator/runtime/bindings/conditions.ts';
-import { listedConflictKey } from '../../src/operator/runtime/state/conflicts.ts';
 import { Engine, type EngineAccounts, type Outcome } from '../../src/operator/runtime/engine/index.ts';
 import { EventRecorder } from '../../src/operator/runtime/kube/events.ts';
 import type { KubeObject } from '../../src/operator/runtime/kube/kube.ts';
 import { mergePatch } from '../../src/operator/runtime/kube/merge-patch.ts';
+import { listedConflictKey } from '../../src/operator/runtime/state/conflicts.ts';
 import { Observer } from '../../src/operator/runtime/state/observer.ts';
 import { applyMergePatch, FakeKube } from './fake-kube.ts';
 import { pluralOf } from './operator.ts';
