@@ -24,7 +24,7 @@ import {
 const users = (holding: number, names = holding ? ['Kind ns/a'] : []) => ({ names, holding });
 const facts = (o: Partial<AccountFacts> & Pick<AccountFacts, 'event'>): AccountFacts => ({
   users: users(0),
-  settled: true,
+  caughtUp: true,
   ...o,
 });
 const unusable = { usable: false, verified: false };
@@ -59,12 +59,12 @@ describe('openAccount: before the connection is known', () => {
     ],
     [
       'deleted, none seen, caches not listed: connects (its objects may yet show up)',
-      facts({ event: 'cleanup', settled: false }),
+      facts({ event: 'cleanup', caughtUp: false }),
       '',
       0,
       true,
     ],
-    ['deleted, unused: released, no connection', facts({ event: 'cleanup' }), '', 0, false],
+    ['deleted, unused: removed, no connection', facts({ event: 'cleanup' }), '', 0, false],
   ] as const)('%s', (_, f, forget, holdKey, connect) => {
     expect(openAccount(f)).toEqual({ forget: forget === 'forget', holdKey, connect });
   });
@@ -163,12 +163,12 @@ describe('planAccount: once the connection is known (a value, never thrown)', ()
     ],
     [
       'deleted, none seen before every cache listed: no status, looks again soon',
-      facts({ event: 'cleanup', settled: false, entry: usable }),
+      facts({ event: 'cleanup', caughtUp: false, entry: usable }),
       {},
       { wake: false, release: false, againMs: UNSETTLED_RECHECK_MS },
     ],
     [
-      'deleted, unused, every cache listed: released, never looked at again',
+      'deleted, unused, every cache listed: removed, never looked at again',
       facts({ event: 'cleanup', entry: usable }),
       {},
       { wake: false, release: true },
@@ -215,7 +215,7 @@ describe('finalizer: Apply after the finalizer is on, Cleanup before it comes of
       seen.push([e, ...(obj.metadata.finalizers ?? [])]);
       return { value: 1 };
     });
-    expect(out).toEqual({ event: 'apply', value: 1, released: false });
+    expect(out).toEqual({ event: 'apply', value: 1, removed: false });
     expect(seen).toEqual([['apply', 'x', FINALIZER]]);
     await finalizer(t, obj, async () => ({ value: 2 }));
     expect(patches).toEqual([['x', FINALIZER]]);
@@ -226,10 +226,10 @@ describe('finalizer: Apply after the finalizer is on, Cleanup before it comes of
     expect(await finalizer(t, obj, async () => ({ value: 5, done: false }))).toEqual({
       event: 'cleanup',
       value: 5,
-      released: false,
+      removed: false,
     });
     expect(patches).toEqual([]);
-    expect((await finalizer(t, obj, async () => ({ value: undefined, done: true }))).released).toBe(true);
+    expect((await finalizer(t, obj, async () => ({ value: undefined, done: true }))).removed).toBe(true);
     expect(patches).toEqual([['x']]);
     // gone from it: nothing runs
     let ran = false;
@@ -237,7 +237,7 @@ describe('finalizer: Apply after the finalizer is on, Cleanup before it comes of
       ran = true;
       return { value: 0 };
     });
-    expect([none, ran]).toEqual([{ event: 'none', released: false }, false]);
+    expect([none, ran]).toEqual([{ event: 'none', removed: false }, false]);
   });
 });
 

@@ -394,13 +394,13 @@ describe('AccountRegistry: a client per account, the budget the account’s', ()
 
 describe('accountDeleteStep: a deleted account goes once nothing holds a resource in it, as every cache shows', () => {
   it.each([
-    { holding: 3, settled: true, step: 'keep' },
-    { holding: 0, settled: true, step: 'release' },
+    { holding: 3, caughtUp: true, step: 'keep' },
+    { holding: 0, caughtUp: true, step: 'release' },
     // an operator restarted while the namespace terminates lists the accounts before their
     // objects: none counted yet is not none holding (letting go stranded them all)
-    { holding: 0, settled: false, step: 'wait-for-caches' },
-    { holding: 1, settled: false, step: 'keep' },
-  ])('holding $holding, every cache listed $settled: $step', ({ holding, settled, step }) => {
-    expect(accountDeleteStep(holding, settled)).toBe(step);
+    { holding: 0, caughtUp: false, step: 'wait-for-caches' },
+    { holding: 1, caughtUp: false, step: 'keep' },
+  ])('holding $holding, every cache listed $caughtUp: $step', ({ holding, caughtUp, step }) => {
+    expect(accountDeleteStep(holding, caughtUp)).toBe(step);
   });
 });

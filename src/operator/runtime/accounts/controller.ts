@@ -59,7 +59,7 @@ export interface AccountControllerOptions {
   /** One managed object looks again, read afresh (its namespace's labels changed what it may use). */
   requeue(kind: string, key: string): void;
   /** Every cache has listed: a key Secret's hold, or a deleted account, may go (an object not yet seen may need it). */
-  settled?(): boolean;
+  caughtUp?(): boolean;
   /** An account there at start has had its first check (its objects may go, ready or not). */
   firstChecked?(id: string): void;
 }
@@ -241,7 +241,7 @@ export class AccountController {
   }
 
   /** An object stopped using an account (`Kind/ns/name`): a delete held by it may go on. */
-  released(ref: string): void {
+  unused(ref: string): void {
     const [kind, ns, name] = ref.split('/') as [AccountKind, string, string];
     const id = accountId(kind, ns, name);
     if (this.get(id)) this.queue.add(id);
@@ -302,8 +302,8 @@ export class AccountController {
         return { value: plan.againMs, done: plan.release };
       },
     );
-    // released: its client goes after the finalizer, so a failed patch leaves it serving
-    if (run.released) await this.o.registry.remove(id);
+    // removed: its client goes after the finalizer, so a failed patch leaves it serving
+    if (run.removed) await this.o.registry.remove(id);
     return run.value === undefined ? {} : { requeueAfterMs: run.value };
   }
 
@@ -314,7 +314,7 @@ export class AccountController {
       event,
       users,
       entry: e && { usable: e.usable, verified: e.verified },
-      settled: this.o.settled?.() ?? true,
+      caughtUp: this.o.caughtUp?.() ?? true,
     };
   }
 
@@ -380,7 +380,7 @@ export class AccountController {
       holding,
     };
     try {
-      await this.keys.update(id, use, this.o.settled?.() ?? true);
+      await this.keys.update(id, use, this.o.caughtUp?.() ?? true);
     } catch (err) {
       // the account serves all the same; only a restart during its namespace's deletion needs it
       this.o.log.warn({ account: id, err: (err as Error).message }, 'could not hold the key Secret');
@@ -389,7 +389,7 @@ export class AccountController {
 
   async stop(drainMs: number): Promise<void> {
     await this.queue.shutdown(drainMs);
-    await this.keys.holds.releaseOnShutdown();
+    await this.keys.holds.unholdOnShutdown();
     for (const i of this.informers) i.stop();
   }
 }

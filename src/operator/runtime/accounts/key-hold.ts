@@ -34,10 +34,10 @@ export class KeyHolds {
   }
 
   /**
-   * An account's use now (undefined: it is gone). A release waits until `settled` (every
+   * An account's use now (undefined: it is gone). A release waits until `caughtUp` (every
    * cache listed): an object not yet seen must not let its key go.
    */
-  async update(account: string, use: KeyUse | undefined, settled: boolean): Promise<void> {
+  async update(account: string, use: KeyUse | undefined, caughtUp: boolean): Promise<void> {
     const before = this.uses.get(account);
     if (use) this.uses.set(account, use);
     else this.uses.delete(account);
@@ -46,7 +46,7 @@ export class KeyHolds {
     for (const { namespace, secret } of touched) {
       await this.holds.set(namespace, secret, () => {
         const need = keyNeeded(this.uses.values(), namespace, secret);
-        return need || settled ? need : undefined;
+        return need || caughtUp ? need : undefined;
       });
       // no account reads it any more (tenants may make and delete accounts in a loop): nothing stays
       if (![...this.uses.values()].some((u) => u.namespace === namespace && u.secret === secret))

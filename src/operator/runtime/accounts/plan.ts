@@ -16,9 +16,12 @@ export const UNSETTLED_RECHECK_MS = 1000;
  * then only means "none seen yet", and letting go would strand every remote resource of a
  * namespace being deleted (its objects then wait for an account that is gone).
  */
-export function accountDeleteStep(holding: number, settled: boolean): 'keep' | 'wait-for-caches' | 'release' {
+export function accountDeleteStep(
+  holding: number,
+  caughtUp: boolean,
+): 'keep' | 'wait-for-caches' | 'release' {
   if (holding > 0) return 'keep';
-  return settled ? 'release' : 'wait-for-caches';
+  return caughtUp ? 'release' : 'wait-for-caches';
 }
 
 /** What a deleted account still in use says: how many objects hold resources in it, the first few named. */
@@ -44,7 +47,7 @@ export interface AccountFacts {
   /** Its registry entry as the run began. */
   entry?: { usable: boolean; verified: boolean };
   /** Every cache has listed: "no user seen" means no user. */
-  settled: boolean;
+  caughtUp: boolean;
 }
 
 /** What a run does before its connection is known. */
@@ -66,7 +69,7 @@ export function openAccount(f: AccountFacts): AccountOpening {
   if (f.event === 'gone') return { forget: true, holdKey: 'gone', connect: false };
   const holdKey = f.users.holding;
   if (f.event === 'apply') return { forget: false, holdKey, connect: true };
-  const step = accountDeleteStep(f.users.holding, f.settled);
+  const step = accountDeleteStep(f.users.holding, f.caughtUp);
   return { forget: false, holdKey, connect: step !== 'release' && !f.entry?.verified };
 }
 
@@ -131,7 +134,7 @@ export function planAccount(f: AccountFacts, c: AccountConnection): AccountPlan 
       againMs: ACCOUNT_RESYNC_MS,
     };
   }
-  const step = accountDeleteStep(f.users.holding, f.settled);
+  const step = accountDeleteStep(f.users.holding, f.caughtUp);
   if (step === 'release') return { ...NOTHING, release: true };
   const proved = !!c.connected?.ok;
   const held: AccountPlan = {

@@ -19,7 +19,7 @@ export function finalizerEvent(obj: KubeObject, name = FINALIZER): 'add' | Final
   return present ? 'apply' : 'add';
 }
 
-/** The finalizers once `name` is held (or released); undefined when that changes nothing. */
+/** The finalizers once `name` is held (or removed); undefined when that changes nothing. */
 export function finalizersWith(
   current: string[] | undefined,
   name: string,
@@ -66,19 +66,19 @@ export interface Finalized<T> {
 /**
  * Runs `reconcile` for the object's event: the finalizer added before Apply, removed after a
  * Cleanup that is done. `event` 'none' (deleted, no finalizer): no run, `value` undefined.
- * `released`: the finalizer came off in this run.
+ * `removed`: the finalizer came off in this run.
  */
 export async function finalizer<T>(
   t: FinalizerTarget,
   obj: KubeObject,
   reconcile: (event: FinalizerEvent) => Promise<Finalized<T>>,
-): Promise<{ event: FinalizerEvent | 'none'; value?: T; released: boolean }> {
+): Promise<{ event: FinalizerEvent | 'none'; value?: T; removed: boolean }> {
   const step = finalizerEvent(obj, t.name);
-  if (step === 'none') return { event: 'none', released: false };
+  if (step === 'none') return { event: 'none', removed: false };
   if (step === 'add') await addFinalizer(t, obj);
   const event = step === 'cleanup' ? 'cleanup' : 'apply';
   const out = await reconcile(event);
-  if (event !== 'cleanup' || !out.done) return { event, value: out.value, released: false };
+  if (event !== 'cleanup' || !out.done) return { event, value: out.value, removed: false };
   await removeFinalizer(t, obj);
-  return { event, value: out.value, released: true };
+  return { event, value: out.value, removed: true };
 }

@@ -142,7 +142,7 @@ export class Holds {
   }
 
   /** On shutdown: release every hold outside namespaces being deleted. */
-  async releaseOnShutdown(): Promise<void> {
+  async unholdOnShutdown(): Promise<void> {
     for (const [ns, name] of this.held()) {
       try {
         const keep = keepHold({

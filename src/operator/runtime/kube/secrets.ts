@@ -96,7 +96,7 @@ export class SecretStore {
   }
 
   /** Drops the data of a Secret nothing references any more. */
-  release(namespace: string, name: string): void {
+  drop(namespace: string, name: string): void {
     this.data.delete(keyAt(namespace, name));
   }
 

@@ -94,7 +94,7 @@ export class AccessKeeper {
     this.stopped = true;
     this.o.timers.wakeAll();
     await this.loop;
-    await this.holds.releaseOnShutdown();
+    await this.holds.unholdOnShutdown();
   }
 }
 

@@ -40,7 +40,7 @@ export class Dispatch {
     secrets: () => SecretStore | undefined;
     metrics: Metrics;
     /** An account an object stopped using (`Kind/ns/name`): a delete waiting on its users may go. */
-    accountReleased?: (ref: string) => void;
+    accountUnused?: (ref: string) => void;
   };
 
   constructor(o: Dispatch['o']) {
@@ -69,7 +69,7 @@ export class Dispatch {
     if (!referencesKept(type, obj, old)) {
       const refs = type === 'delete' ? [] : referencesOf(c.binding, obj);
       const before = this.o.references.set(c.binding.kind, keyOf(obj), refs);
-      this.released(before, refs);
+      this.unreferenced(before, refs);
     }
     if (type === 'delete') this.onDelete(c, obj);
     else this.onChange(c, type, obj, old);
@@ -86,12 +86,12 @@ export class Dispatch {
   }
 
   /** What an object stopped referencing: a delete waiting on it may go; a Secret's data may go. */
-  private released(before: string[], refs: string[]): void {
+  private unreferenced(before: string[], refs: string[]): void {
     // an object waiting to be deleted until nothing references it may go now
     for (const r of before) {
       if (refs.includes(r) || r.startsWith('Secret/')) continue;
       if (isAccountRef(r)) {
-        this.o.accountReleased?.(r);
+        this.o.accountUnused?.(r);
         continue;
       }
       const [kind, rns, rname] = r.split('/');
@@ -101,7 +101,7 @@ export class Dispatch {
     for (const r of before)
       if (r.startsWith('Secret/') && !this.o.references.referenced(r)) {
         const [, sns, sname] = r.split('/');
-        this.o.secrets()?.release(sns!, sname!);
+        this.o.secrets()?.drop(sns!, sname!);
       }
   }
 

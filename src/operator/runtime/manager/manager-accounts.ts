@@ -62,7 +62,7 @@ export class ManagerAccounts {
     /** Workers per kind besides the urgent and newcomer ones. */
     concurrency: number;
     /** Every cache listed and every account checked once (key holds are let go only then). */
-    settled: () => boolean;
+    caughtUp: () => boolean;
   };
 
   constructor(o: ManagerAccounts['o']) {
@@ -206,7 +206,7 @@ export class ManagerAccounts {
         c?.engine.readAfresh(key);
         c?.queue.add(key);
       },
-      settled: this.o.settled,
+      caughtUp: this.o.caughtUp,
       firstChecked: (id) => this.firstChecked(id),
     });
     this.ctl.start();

@@ -51,7 +51,7 @@ export class Manager {
         dispatch: () => this.dispatch,
         log: o.log,
         concurrency: o.concurrency,
-        settled: () => this.settled,
+        caughtUp: () => this.caughtUp,
       });
     this.cache = new ObjectCache({
       kube: o.kube,
@@ -65,7 +65,7 @@ export class Manager {
       cache: this.cache,
       secrets: () => this.secrets,
       metrics: o.metrics,
-      accountReleased: (ref) => this.accounts?.ctl?.released(ref),
+      accountUnused: (ref) => this.accounts?.ctl?.unused(ref),
     });
     if (o.probes) {
       o.probes.health = () => this.health();
@@ -289,13 +289,13 @@ export class Manager {
     void all
       .then(() => accounts?.ctl?.checked)
       .then(() => {
-        this.settled = true;
+        this.caughtUp = true;
         this.startAccess();
       });
   }
 
   /** Every cache listed and every account checked once. */
-  private settled = false;
+  private caughtUp = false;
   private access?: AccessKeeper;
 
   /** With watchNamespaces: its RoleBinding held while a namespace awaits the operator (access.ts). */
