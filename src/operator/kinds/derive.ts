@@ -78,11 +78,11 @@ export interface Field {
   /** Left out of the CRD: the binding sets it (a parent id, say). */
   omit?: boolean;
   /** Fields of a nested object. */
-  fields?: Plan;
+  fields?: FieldMap;
   /** The wire value is built from CRD fields of the CRD's own (references in place of ids). */
   replace?: Replacement;
 }
-export type Plan = Record<string, Field>;
+export type FieldMap = Record<string, Field>;
 
 /** CRD fields that stand for one wire field (e.g. references and ids for a list of ids). */
 export interface Replacement {
@@ -268,20 +268,20 @@ export const noSecrets: ResolveSecret = () => {
 };
 
 /** The CRD object for a wire object, and both mappings between them. */
-export function derive(wire: z.ZodObject, plan: Plan = {}): Derived {
-  const entries = Object.entries(wire.shape as Record<string, z.ZodType>).filter(([k]) => !plan[k]?.omit);
+export function derive(wire: z.ZodObject, fields: FieldMap = {}): Derived {
+  const entries = Object.entries(wire.shape as Record<string, z.ZodType>).filter(([k]) => !fields[k]?.omit);
   const nested = new Map(
     entries.flatMap(([k, s]) => {
       const { inner } = unwrap(s);
-      if (defOf(inner).type !== 'object' || plan[k]?.secret || plan[k]?.replace) return [];
-      return [[k, derive(inner as z.ZodObject, plan[k]?.fields ?? {})] as const];
+      if (defOf(inner).type !== 'object' || fields[k]?.secret || fields[k]?.replace) return [];
+      return [[k, derive(inner as z.ZodObject, fields[k]?.fields ?? {})] as const];
     }),
   );
   const shape: Record<string, z.ZodType> = {};
   const names = new Map<string, string>();
   const rules: CelRule[] = [];
   for (const [key, s] of entries) {
-    const f = plan[key] ?? {};
+    const f = fields[key] ?? {};
     if (f.replace) {
       Object.assign(shape, f.replace.crd);
       rules.push(...(f.replace.rules ?? []));
@@ -322,7 +322,7 @@ export function derive(wire: z.ZodObject, plan: Plan = {}): Derived {
   const toWire = (spec: Obj, ctx: WireContext): Obj => {
     const out: Obj = {};
     for (const [k] of entries) {
-      const f = plan[k] ?? {};
+      const f = fields[k] ?? {};
       if (f.replace) {
         out[k] = f.replace.toWire(spec, ctx);
         continue;
@@ -340,7 +340,7 @@ export function derive(wire: z.ZodObject, plan: Plan = {}): Derived {
   const fromWire = (o: Obj, x: ExportContext, top = true): Obj => {
     const out: Obj = {};
     for (const [k, s] of entries) {
-      const f = plan[k] ?? {};
+      const f = fields[k] ?? {};
       if (f.replace) {
         Object.assign(out, f.replace.fromWire(o, x));
         continue;
@@ -365,7 +365,7 @@ export function derive(wire: z.ZodObject, plan: Plan = {}): Derived {
 
   const references = (spec: Obj, path: string): Reference[] =>
     entries.flatMap(([k]) => {
-      const r = plan[k]?.replace;
+      const r = fields[k]?.replace;
       if (r) return r.references?.(spec, path) ?? [];
       const v = spec[name(k)];
       return nested.has(k) && v ? nested.get(k)!.references(v as Obj, `${path}.${name(k)}`) : [];
@@ -374,7 +374,7 @@ export function derive(wire: z.ZodObject, plan: Plan = {}): Derived {
     entries.flatMap(([k]) => {
       const v = spec[name(k)] as Obj | undefined;
       if (!v) return [];
-      if (plan[k]?.secret) return [{ path: `${path}.${name(k)}`, ...(v as SecretKeyRef) }];
+      if (fields[k]?.secret) return [{ path: `${path}.${name(k)}`, ...(v as SecretKeyRef) }];
       return nested.has(k) ? nested.get(k)!.secrets(v, `${path}.${name(k)}`) : [];
     });
 

@@ -22,7 +22,7 @@ import {
 } from '../../api/schemas/modules.ts';
 import { compact, defineBinding, type ModuleBinding } from '../runtime/bindings/binding.ts';
 import { cel, doc } from './crd-schema.ts';
-import { camel, noSecrets, type Plan } from './derive.ts';
+import { camel, type FieldMap, noSecrets } from './derive.ts';
 import { kindSpec, type ModuleOf, moduleOf } from './kind-spec.ts';
 import { backendIdsOf, backendModule, policyChoice, refOrIDChoice } from './shared-fields.ts';
 
@@ -30,10 +30,10 @@ import { backendIdsOf, backendModule, policyChoice, refOrIDChoice } from './shar
 // its free text at up to 6 bytes a character in JSON: match 12 KB, two header modules 36 KB
 // each, OAuth 45 KB, SAML 70 KB, OIDC 11 KB, IP restriction 3 KB, description and metadata
 // 9 KB: 223 KB in all (test/unit/largest-objects.test.ts).
-const session: Plan = { cookie_prefix: { max: 64 } };
+const session: FieldMap = { cookie_prefix: { max: 64 } };
 /** A list of short values (scopes, email addresses, groups): 10 of 128 characters, 7.7 KB. */
 const shortList = { max: 10, itemMax: 128 };
-const OAUTH_PROVIDER: Plan = {
+const OAUTH_PROVIDER: FieldMap = {
   client_id: { max: 256 },
   client_secret: { secret: 'oauth-client-secret' },
   scopes: shortList,
@@ -41,7 +41,7 @@ const OAUTH_PROVIDER: Plan = {
   email_addresses: { max: 20, itemMax: 128, unique: true, lowercase: true },
   email_domains: { ...shortList, unique: true, lowercase: true },
 };
-const GITHUB: Plan = {
+const GITHUB: FieldMap = {
   ...OAUTH_PROVIDER,
   // unique (ERR_NGROK_7048, 7049)
   teams: { ...shortList, unique: true },
@@ -52,7 +52,7 @@ const GITHUB: Plan = {
  * Content-Security-Policy is often longer than 256) and 5,120 characters together: 20 added
  * (34 KB), 20 removed.
  */
-const headers: Plan = {
+const headers: FieldMap = {
   // one name in two cases: the API refuses it (ERR_NGROK_7069), or keeps one (response headers)
   add: { max: 20, keyMax: 128, itemMax: 1024, valuesTotalMax: 20 * 256, keysUniqueIgnoringCase: true },
   remove: { max: 20, itemMax: 128 },

@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { ExportContext, ResolveRef } from '../runtime/bindings/binding.ts';
 import { doc } from './crd-schema.ts';
-import { derive, noSecrets, type Plan, type WireContext } from './derive.ts';
+import { derive, type FieldMap, noSecrets, type WireContext } from './derive.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -11,9 +11,9 @@ type Obj = Record<string, unknown>;
  * A kind's own spec fields from the API's create body: description and metadata are the
  * engine's; a field the update body lacks is immutable; `updatable` is what it takes.
  */
-export function kindSpec(create: z.ZodObject, update: z.ZodObject, plan: Plan = {}) {
+export function kindSpec(create: z.ZodObject, update: z.ZodObject, plan: FieldMap = {}) {
   const mutable = new Set(Object.keys(update.shape));
-  const full: Plan = { description: { omit: true }, metadata: { omit: true } };
+  const full: FieldMap = { description: { omit: true }, metadata: { omit: true } };
   for (const k of Object.keys(create.shape))
     full[k] = { ...(k in full ? full[k] : { immutable: !mutable.has(k) }), ...plan[k] };
   const updatable = Object.keys(update.shape).filter((k) => !full[k]?.omit);
@@ -26,7 +26,7 @@ export function kindSpec(create: z.ZodObject, update: z.ZodObject, plan: Plan = 
 }
 
 /** A module of a route or an edge: its CRD field, body, export, references and Secrets. */
-export function moduleOf(wire: z.ZodObject, description: string, plan: Plan = {}) {
+export function moduleOf(wire: z.ZodObject, description: string, plan: FieldMap = {}) {
   const d = derive(wire, plan);
   return {
     crd: doc(d.schema, description).optional(),

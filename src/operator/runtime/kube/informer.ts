@@ -44,7 +44,7 @@ export interface InformerOptions {
  */
 const keys = new Map<string, string>();
 /** The key's shared instance, made for an object the cache now holds. */
-function holdKey(k: string): string {
+function intern(k: string): string {
   let held = keys.get(k);
   if (held === undefined) {
     // a flat copy: the concatenation's parts are not kept alive with it
@@ -229,7 +229,7 @@ export class Informer {
     const seen = new Set<string>();
     for (const raw of items) {
       const obj = this.lean(raw);
-      const k = holdKey(keyOf(obj));
+      const k = intern(keyOf(obj));
       seen.add(k);
       const old = this.cache.get(k);
       this.cache.set(k, obj);
@@ -259,7 +259,7 @@ export class Informer {
     const rv = e.object.metadata?.resourceVersion;
     if (e.type === 'BOOKMARK') return rv;
     const obj = this.lean(e.object);
-    const k = e.type === 'DELETED' ? keyOf(obj) : holdKey(keyOf(obj));
+    const k = e.type === 'DELETED' ? keyOf(obj) : intern(keyOf(obj));
     const old = this.cache.get(k);
     if (e.type === 'DELETED') {
       this.cache.delete(k);

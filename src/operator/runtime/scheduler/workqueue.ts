@@ -88,7 +88,9 @@ export class WorkQueue<T = string> {
    * keep some queue busy), so work that waits for a quiet moment waits for these only.
    */
   get pressing(): number {
-    return this.queue.count('urgent') + this.queue.count('high') + this.processing.size - this.observing.size;
+    return (
+      this.queue.count('urgent') + this.queue.count('high') + this.processing.size - this.lowInProgress.size
+    );
   }
 
   add(item: T, asked?: Priority): void {
@@ -118,20 +120,20 @@ export class WorkQueue<T = string> {
         this.queue.remove(item);
         this.dirty.delete(item);
         this.addedAt.set(item, Date.now());
-        this.dispatch(item, priority);
+        this.handOut(item, priority);
       }
       return;
     }
     this.opts.metrics?.queueAdds.inc({ name: this.opts.name });
     if (!this.addedAt.has(item)) this.addedAt.set(item, Date.now());
-    this.dispatch(item, priority);
+    this.handOut(item, priority);
   }
 
   /**
    * To a waiting worker (urgent work to an urgent-only one first), else onto its queue. An item
    * whose account's budget is backed up goes only to a newcomer worker (see `deferred`).
    */
-  private dispatch(item: T, priority: Priority): void {
+  private handOut(item: T, priority: Priority): void {
     const flow = this.opts.flowOf(item);
     const fresh = !this.busy.has(flow) && !this.queue.hasFlow(flow);
     const lane = this.laneOf(item, priority);
@@ -196,7 +198,7 @@ export class WorkQueue<T = string> {
 
   private readonly reAdd = new Map<T, Priority>();
   /** Items in progress that were handed out at `low` priority. */
-  private readonly observing = new Set<T>();
+  private readonly lowInProgress = new Set<T>();
 
   /** Waits for the next item (only urgent ones with `onlyUrgent`); undefined once the queue shuts down. */
   get(onlyUrgent = false): Promise<T | undefined> {
@@ -281,7 +283,7 @@ export class WorkQueue<T = string> {
     const ran = this.processing.has(item);
     this.delays.ended(item);
     this.processing.delete(item);
-    this.observing.delete(item);
+    this.lowInProgress.delete(item);
     this.freshBegun.delete(item);
     const flow = this.opts.flowOf(item);
     const n = (this.busy.get(flow) ?? 1) - 1;
@@ -363,7 +365,7 @@ export class WorkQueue<T = string> {
     if (freshSince !== undefined) this.freshBegun.set(item, freshSince);
     this.delays.spend(item);
     this.processing.add(item);
-    if (priority === 'low') this.observing.add(item);
+    if (priority === 'low') this.lowInProgress.add(item);
     const flow = this.opts.flowOf(item);
     this.busy.set(flow, (this.busy.get(flow) ?? 0) + 1);
     const account = this.opts.accountOf?.(item);
