@@ -125,17 +125,6 @@ export class Budget implements RequestGate {
     return n;
   }
 
-  /** Callers waiting at this priority or above (0 without a limit). */
-  waitingFor(priority: Priority): number {
-    if (!Number.isFinite(this.perMinute)) return 0;
-    let n = 0;
-    for (const p of PRIORITIES) {
-      n += this.waiters.count(p);
-      if (p === priority) break;
-    }
-    return n;
-  }
-
   /**
    * Resolves when a request may be sent. Urgent callers are served first (but a high one
    * after every URGENT_TURNS urgent while both wait), then high, then low (but one low caller
