@@ -9,16 +9,17 @@ import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../bindings/binding.ts';
 import { CREATE_PENDING_ANNOTATION, managedResource } from '../constants.ts';
 import { keyOf } from '../kube/informer.ts';
-import { isConflict, KubeError, type KubeObject, type ResourcePath } from '../kube/kube.ts';
+import type { KubeObject, ResourcePath } from '../kube/kube.ts';
 import { type PriorityCell, withPriority } from '../scheduler/budget.ts';
 import * as execute from './execute.ts';
 import { idsNamedBy } from './facts.ts';
-import { ConditionError, type Failure, failure, fromStall, isFailure } from './failure.ts';
+import { type Failure, failure, fromStall, isFailure, ofThrown } from './failure.ts';
 import { distrustForgedStatus } from './forged-status.ts';
 import { gatherObserved, gatherSync } from './gather.ts';
 import { recordIds } from './id-annotations.ts';
 import { Memos } from './memo.ts';
 import { ownerOf, planReconcile, type ReconcilePlan, type SyncDecision, unchanged } from './plan.ts';
+import { accountUnusable, planAccount } from './plan-account.ts';
 import { planModuleStep } from './plan-changes.ts';
 import { planLostCreate } from './plan-create.ts';
 import { deleteFailure, deleteGuard, deleteTarget, planFinalize } from './plan-delete.ts';
@@ -36,9 +37,6 @@ import {
   statusOf,
   type Wanted,
 } from './types.ts';
-
-/** An object waiting for its account looks again this often (an account turning Ready re-queues it sooner). */
-const ACCOUNT_RECHECK_MS = 60_000;
 
 export class Engine implements EngineContext {
   readonly binding: AnyBinding;
@@ -66,23 +64,14 @@ export class Engine implements EngineContext {
   private scope(obj: KubeObject): EngineContext | Failure {
     const accounts = this.opts.accounts;
     if (!accounts) return this;
-    const st = statusOf(obj);
     const ns = obj.metadata.namespace ?? '';
-    const usable = (id: string) => accounts.mayHold(obj, id);
-    const held = holdingAccount(st, ns, usable);
-    let id: string;
-    if (obj.metadata.deletionTimestamp && held) id = held;
-    else {
-      const r = accounts.accountOf(obj);
-      if (!r.ok)
-        return failure(
-          { state: r.state, reason: r.reason, message: r.message },
-          r.state === 'progressing' ? { requeueAfterMs: ACCOUNT_RECHECK_MS } : {},
-        );
-      id = r.id;
-    }
-    const u = accounts.use(id, this.binding.kind, !!obj.metadata.deletionTimestamp);
-    if ('phase' in u) return failure(u.phase, { requeueAfterMs: ACCOUNT_RECHECK_MS });
+    const deleting = !!obj.metadata.deletionTimestamp;
+    const held = holdingAccount(statusOf(obj), ns, (id) => accounts.mayHold(obj, id));
+    const account = planAccount({ deleting, held, resolved: accounts.accountOf(obj) });
+    if (isFailure(account)) return account;
+    const id = account.id;
+    const u = accounts.use(id, this.binding.kind, deleting);
+    if ('phase' in u) return accountUnusable(u.phase);
     return {
       opts: { ...this.opts, api: u.client, observer: u.observer },
       account: id,
@@ -152,9 +141,10 @@ export class Engine implements EngineContext {
     try {
       result = await this.run(obj, p, resetsAtStart, { onWait, fresh });
     } catch (err) {
-      if (err instanceof ConditionError) result = err.failure;
-      else if (err instanceof KubeError && isConflict(err)) return { retry: true };
-      else throw err;
+      const thrown = ofThrown(err);
+      if (!thrown) throw err;
+      if ('outcome' in thrown) return thrown.outcome;
+      result = thrown.failure;
     }
     return isFailure(result) ? report.reportFailure(this, obj, result, resetsAtStart, p.requested) : result;
   }

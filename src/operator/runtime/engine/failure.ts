@@ -3,6 +3,7 @@
 // one place in the engine that turns it back into a value.
 import { ApiError, isRetryable } from '../../../api/errors.ts';
 import type { Phase } from '../bindings/conditions.ts';
+import { isConflict, KubeError } from '../kube/kube.ts';
 import type { EngineContext, Outcome } from './types.ts';
 
 /** The longest wait a Retry-After may set for an object's next attempt. */
@@ -119,6 +120,17 @@ export const call = <T>(
   fn: () => Promise<T>,
   known?: ReadonlySet<string>,
 ): Promise<T> => apiCall(what, fn, (text) => ctx.opts.cache.nameIds(text, namespace, known));
+
+/**
+ * What an exception out of a reconcile means: an API call's failure (a value again); a
+ * conflict on a Kubernetes write (the object changed meanwhile: again, with the queue's
+ * backoff); anything else is no failure of the object's (undefined: thrown on).
+ */
+export function ofThrown(err: unknown): { failure: Failure } | { outcome: Outcome } | undefined {
+  if (err instanceof ConditionError) return { failure: err.failure };
+  if (err instanceof KubeError && isConflict(err)) return { outcome: { retry: true } };
+  return undefined;
+}
 
 /** A plan's stall as the failure report writes. */
 export const fromStall = (s: { reason: string; message: string; requeueAfterMs?: number }): Failure =>
