@@ -1,9 +1,11 @@
 // The managed-resource engine: one reconciler for every kind. A binding says what differs
-// between kinds; everything here is the same for all of them. Each reconcile reads
-// resolve -> read -> plan -> execute -> report: resolve.ts (what the spec wants), read.ts
-// (what the API and the caches hold), plan*.ts (every decision, pure), execute.ts (the
-// writes), report.ts (status, conditions, Events). A failure is a value (failure.ts) from
-// wherever it arises to the report.
+// between kinds; everything here is the same for all of them. Each sync reads
+// gather -> plan -> execute -> report: gather.ts (one value: what the spec wants, through
+// resolve.ts, and what the API and the caches hold, through read.ts), plan*.ts (every
+// decision, pure; an update's modules are its second step, run here between the writes),
+// execute.ts (the writes, deciding nothing), report.ts (status, conditions, Events). What an
+// object says of itself (facts.ts) both read. A failure is a value (failure.ts) from wherever
+// it arises to the report.
 
 import { holdingAccount } from '../accounts/resolve.ts';
 import type { AnyBinding } from '../bindings/binding.ts';
@@ -299,7 +301,8 @@ export class Engine implements EngineContext {
     let id = statusOf(obj).id;
     // A create may have landed without its id being recorded, or may land late: it must not be orphaned.
     if (!id && obj.metadata.annotations?.[CREATE_PENDING_ANNOTATION]) {
-      const lost = planLostCreate(this.binding.kind, await readLostCreate(ctx, obj, {}), Date.now());
+      const look = await readLostCreate(ctx, obj, {});
+      const lost = planLostCreate(this.binding.kind, look, Date.now());
       if (lost.action !== 'create') execute.noteLostCreate(ctx, obj, lost.memo);
       if (lost.action === 'wait') return lost.failure;
       id = lost.action === 'recovered' ? lost.id : undefined;

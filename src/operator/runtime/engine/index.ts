@@ -1,7 +1,7 @@
 // The managed-resource engine's public entry: one reconciler for every kind. The sync reads
-// resolve -> read -> plan -> execute -> report, one file each. Besides the Engine, what the spec
-// wants (resolve.ts `wanted`) and the pure decisions (plan*.ts), which `edgectl plan` runs
-// without the engine's reads and writes (src/operator/preview*.ts).
+// gather -> plan -> execute -> report. Besides the Engine, what the spec wants (resolve.ts
+// `wanted`) and the pure decisions (plan*.ts), which `edgectl plan` runs without the engine's
+// reads and writes (src/operator/preview*.ts).
 export { Engine } from './engine.ts';
 export { needsOwnerState, ownerOf, rawIds } from './facts.ts';
 export {
