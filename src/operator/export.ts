@@ -8,9 +8,9 @@ import type { EdgeClient } from '../api/client.ts';
 import { specSchema } from './kinds/crd.ts';
 import { BINDINGS } from './kinds/index.ts';
 import type { AnyBinding, ExportContext, RemoteBase } from './runtime/bindings/binding.ts';
+import { decodeMetadata } from './runtime/bindings/owner.ts';
 import { GROUP, ID_ANNOTATION, VERSION } from './runtime/constants.ts';
 import type { KubeObject } from './runtime/kube/kube.ts';
-import { decodeMetadata } from './runtime/bindings/owner.ts';
 
 export interface ExportOptions {
   /**

@@ -4,8 +4,8 @@
 // -> will be), the reason and message of a refusal. Secret values are never shown.
 import { isDeepStrictEqual } from 'node:util';
 import type { AnyBinding } from './runtime/bindings/binding.ts';
-import type { ModuleStep, Remote, Wanted } from './runtime/engine/index.ts';
 import { outputToInput } from './runtime/bindings/module-compare.ts';
+import type { ModuleStep, Remote, Wanted } from './runtime/engine/index.ts';
 
 /**
  * What the operator would do with an object. `refuse`: it would be Stalled; `wait`: it could

@@ -10,6 +10,7 @@ import type { Overlay, PreviewSecrets } from './preview-cache.ts';
 import { changesOf, createBody, type PlanEntry } from './preview-entry.ts';
 import { describeAccount } from './runtime/accounts/resolve.ts';
 import type { AnyBinding } from './runtime/bindings/binding.ts';
+import { decodeMetadata } from './runtime/bindings/owner.ts';
 import {
   CREATE_PENDING_ANNOTATION,
   ID_ANNOTATION,
@@ -37,7 +38,6 @@ import {
   wanted,
 } from './runtime/engine/index.ts';
 import type { KubeObject } from './runtime/kube/kube.ts';
-import { decodeMetadata } from './runtime/bindings/owner.ts';
 
 /** What every object's plan reads: the cluster after the apply, Secrets, accounts, one GET per id. */
 export interface PlanEnv {

@@ -12,7 +12,13 @@ import { ACCOUNT_KINDS, type AccountKind, accountResource } from './runtime/acco
 import type { AnyBinding } from './runtime/bindings/binding.ts';
 import { GROUP, ID_ANNOTATION, managedResource } from './runtime/constants.ts';
 import { DIGEST_KEY_SECRET } from './runtime/kube/digest-key.ts';
-import { isKubeNotFound, type Kube, KubeError, type KubeObject, type ResourcePath } from './runtime/kube/kube.ts';
+import {
+  isKubeNotFound,
+  type Kube,
+  KubeError,
+  type KubeObject,
+  type ResourcePath,
+} from './runtime/kube/kube.ts';
 import { secretValue } from './runtime/kube/secrets.ts';
 
 const NAMESPACES = { group: '', version: 'v1', plural: 'namespaces' };
