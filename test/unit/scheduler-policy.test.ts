@@ -10,6 +10,8 @@ import {
   LET_GO_MS,
   letsGo,
   roomOf,
+  THROTTLE_MS,
+  throttles,
 } from '../../src/operator/runtime/scheduler/policy.ts';
 
 const base: AdmissionFacts = {
@@ -87,4 +89,11 @@ describe('letting a worker go while a run waits for its budget', () => {
     expect([letsGo(0), letsGo(5), letsGo(LET_GO_MS - 1)]).toEqual([false, false, false]));
   it("a wait of a token's interval or more lets it go", () =>
     expect([letsGo(LET_GO_MS), letsGo(508), letsGo(60_000)]).toEqual([true, true, true]));
+});
+
+describe("a 429's Retry-After", () => {
+  it("holds the account's work not begun from two seconds on; the API's usual second only its own call", () =>
+    expect([throttles(1_000), throttles(THROTTLE_MS - 1), throttles(THROTTLE_MS), throttles(30_000)]).toEqual(
+      [false, false, true, true],
+    ));
 });

@@ -168,7 +168,7 @@ describe('transport', () => {
     expect(sleeps).toHaveLength(2);
   });
 
-  it("a short 429 wait (the API's 1 s) lets the worker go too, and holds new work back until it is over", async () => {
+  it("a short 429 wait (the API's 1 s) lets the worker go too, and holds no new work back", async () => {
     const pool = agent.get(ORIGIN);
     pool
       .intercept({ path: '/ip_policy_rules', method: 'POST' })
@@ -180,8 +180,6 @@ describe('transport', () => {
     );
     expect(sleeps).toEqual([1000]);
     expect(told).toEqual(['wait']);
-    expect(budget.backedUp('urgent')).toBe(true);
-    await new Promise((r) => setTimeout(r, 1050));
     expect(budget.backedUp('urgent')).toBe(false);
   });
 

@@ -9,7 +9,7 @@
 // caller served, a run's seat free, a 429's wait over.
 import { paceOf, type RequestGate } from '../../../api/request-gate.ts';
 import { FairQueue } from './fair-queue.ts';
-import { letsGo, roomOf } from './policy.ts';
+import { letsGo, roomOf, throttles } from './policy.ts';
 import { currentCell, PRIORITIES, type Priority, type PriorityCell } from './priority.ts';
 
 export interface BudgetOptions {
@@ -165,13 +165,15 @@ export class Budget implements RequestGate {
   private throttledUntil = 0;
 
   /**
-   * The API answered 429 asking for `ms`: the budget counts as backed up until then, so work not
-   * begun stays queued instead of spending a token on another 429 (calls already sent are not
-   * held: each waits out its own Retry-After); its end is told like room (onRoom).
+   * The API answered 429 asking for `ms`: the run that met it lets its worker go, and for a wait
+   * of THROTTLE_MS or more the budget counts as backed up until then, so work not begun stays
+   * queued instead of spending a token on another 429 (calls already sent are not held: each
+   * waits out its own Retry-After); its end is told like room (onRoom).
    */
   throttled(ms: number): void {
     // the run that met it waits out the Retry-After without its worker, as for the budget
     currentCell()?.onWait?.();
+    if (!throttles(ms)) return;
     const until = this.now() + ms;
     if (until <= this.throttledUntil) return;
     this.throttledUntil = until;

@@ -60,6 +60,17 @@ export class FairQueue<T> {
   };
   /** Per priority, whether its last turn went to a newcomer. */
   private readonly lastFresh: Record<Priority, boolean> = { urgent: false, high: false, low: false };
+  /**
+   * `alternate`: every other turn goes to the newest newcomer (the budget's callers). `kept`: the
+   * newest newcomer goes only while the rest is kept back (`ok` refuses them and lets newcomers
+   * go: the work queue under its budget's pressure); otherwise the plain turns, in arrival order,
+   * so a bulk apply's kinds meet their namespaces in one order and references are found ready.
+   */
+  private readonly newcomers: 'alternate' | 'kept';
+
+  constructor(newcomers: 'alternate' | 'kept' = 'alternate') {
+    this.newcomers = newcomers;
+  }
 
   get size(): number {
     return this.places.size;
@@ -177,7 +188,8 @@ export class FairQueue<T> {
       if (!level.size) continue;
       const okOld = !onlyFresh && (ok?.(priority, false) ?? true);
       const okNew = ok?.(priority, true) ?? true;
-      if (okNew && this.fresh[priority].set.size && (!okOld || !this.lastFresh[priority])) {
+      const turn = !okOld || (this.newcomers === 'alternate' && !this.lastFresh[priority]);
+      if (okNew && turn && this.fresh[priority].set.size) {
         const got = this.shiftFresh(priority);
         if (got) return got;
       }

@@ -67,7 +67,7 @@ export class Lanes<T> {
     this.remove(item);
     let l = this.lanes.get(lane);
     if (!l) {
-      l = { key: lane, cap, queue: new FairQueue<T>() };
+      l = { key: lane, cap, queue: new FairQueue<T>('kept') };
       this.lanes.set(lane, l);
     }
     l.queue.push(item, priority, flow, since);

@@ -55,6 +55,16 @@ export const roomOf = (ratePerMs: number, momentMs: number): number =>
 export const accountCap = (workers: number, accounts: number): number =>
   accounts > 1 ? Math.max(1, workers - 1) : Number.POSITIVE_INFINITY;
 
+/**
+ * A 429 asking for this long or longer holds the account's work not begun until it is over; a
+ * shorter one (the API's usual second) only makes its own call wait. Either way the run that met
+ * it lets its worker go.
+ */
+export const THROTTLE_MS = 2_000;
+
+/** Whether a 429's Retry-After holds the account's work not begun (see THROTTLE_MS). */
+export const throttles = (retryAfterMs: number): boolean => retryAfterMs >= THROTTLE_MS;
+
 /** A run waiting for its budget shorter than this keeps its worker: handing it on costs more. */
 export const LET_GO_MS = 100;
 
