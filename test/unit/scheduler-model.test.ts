@@ -209,6 +209,8 @@ async function play(steps: Step[]): Promise<void> {
     }
     const never = [...w.added.keys()].filter((k) => !w.ranSince.get(k));
     expect(never, 'items that never ran after their last add').toEqual([]);
+    // every run gave its seat back: a seat kept by a run that ended would hold the account back
+    for (const [a, b] of w.budgets) expect(b.seatsFor('low'), `seats held in ${a}`).toBe(0);
   } finally {
     await w.stop();
   }

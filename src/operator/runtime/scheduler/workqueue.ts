@@ -300,16 +300,17 @@ export class WorkQueue<T = string> {
       if (left > 0) this.accountBusy.set(account, left);
       else this.accountBusy.delete(account);
     }
+    // its seat is free (every queue of its account hears it: its budget's room) before the item
+    // may begin again: a re-added item's next run takes a seat of its own
+    if (ran) this.opts.onDone?.(item);
     if (this.dirty.has(item)) {
       this.dirty.delete(item);
       const p = this.reAdd.get(item) ?? 'high';
       this.reAdd.delete(item);
       this.add(item, p);
     }
-    // its seat is free (every queue of its account hears it: its budget's room), and its account
-    // below its cap again (or the cap lifted, the last other account gone): what they kept back
-    // may go to the workers waiting
-    if (ran) this.opts.onDone?.(item);
+    // its account below its cap again (or the cap lifted, the last other account gone): what was
+    // kept back may go to the workers waiting
     if (account !== undefined) this.wake();
     this.gauge();
     if (this.shuttingDown && this.processing.size === 0) this.drained?.();
